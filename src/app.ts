@@ -1,0 +1,113 @@
+// Composition root: builds the HTTP application from its dependencies.
+// main.ts passes the real ones; tests pass their own (database, clock, keys).
+import swagger from '@fastify/swagger';
+import scalar from '@scalar/fastify-api-reference';
+import { Type } from 'typebox';
+import { usersRoutes } from './modules/users/routes.ts';
+import { createUsersService } from './modules/users/service.ts';
+import type { Clock } from './platform/clock.ts';
+import type { Config } from './platform/config.ts';
+import type { Database } from './platform/db.ts';
+import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platform/errors.ts';
+import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
+import { createIdempotency } from './platform/http/idempotency.ts';
+import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
+
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  authenticate: Authenticate;
+  serverFactory?: HttpAppOptions['serverFactory'];
+  logger?: HttpAppOptions['logger'];
+  loggerInstance?: HttpAppOptions['loggerInstance'];
+}
+
+export const API_PREFIX = '/api/v1';
+
+export async function buildApp(deps: AppDeps): Promise<HttpApp> {
+  const { config, db, clock } = deps;
+  const app = createHttpApp({
+    config,
+    ...(deps.serverFactory ? { serverFactory: deps.serverFactory } : {}),
+    ...(deps.logger !== undefined ? { logger: deps.logger } : {}),
+    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : {}),
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Charging Access API',
+        version: '1.0.0',
+        description:
+          'HTTPS JSON API of the Charging Access e-Mobility Service Provider: users, billing details, payment methods, station discovery and charging sessions. ' +
+          'Every /api/v1 request needs `Authorization: Bearer <token>` (a JWT issued by the operator). Errors are RFC 9457 problem+json bodies whose `error.type` is the machine-readable code. ' +
+          'POST, PUT, PATCH and DELETE accept an `Idempotency-Key` header.',
+      },
+      servers: [{ url: config.publicBaseUrl }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+  });
+
+  const idempotency = createIdempotency({ db, clock });
+  const users = createUsersService({ clock, locales: config.locales });
+
+  app.get('/healthz', { schema: { summary: 'Liveness', tags: ['Health'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
+    status: 'ok' as const,
+  }));
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        summary: 'Readiness: the database answers',
+        tags: ['Health'],
+        response: { 200: Type.Object({ status: Type.Literal('ready') }), 503: Type.Object({ status: Type.Literal('unavailable') }) },
+      },
+    },
+    async (_request, reply) => {
+      try {
+        await db.query('SELECT 1');
+        return { status: 'ready' as const };
+      } catch {
+        return reply.code(503).send({ status: 'unavailable' as const });
+      }
+    },
+  );
+
+  app.get(
+    '/problems/:code',
+    {
+      schema: {
+        summary: 'Describe an error type',
+        description: 'The `type` URI of every problem body points here.',
+        tags: ['Errors'],
+        params: Type.Object({ code: Type.String() }),
+        response: {
+          200: Type.Object({ type: Type.String(), code: Type.String(), title: Type.String(), status: Type.Integer(), description: Type.String() }),
+          404: Type.Any(),
+        },
+      },
+    },
+    async (request) => {
+      const code = request.params.code as ErrorCode;
+      const info = Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code] : undefined;
+      if (!info) throw notFound('Error type');
+      return { type: problemTypeUri(config.publicBaseUrl, code), code, ...info };
+    },
+  );
+
+  app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  await app.register(scalar, { routePrefix: '/docs', configuration: { url: `${API_PREFIX}/openapi.json`, title: 'Charging Access API' } });
+
+  await app.register(
+    async (api) => {
+      requireBearerToken(api as HttpApp, deps.authenticate);
+      await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
+    },
+    { prefix: API_PREFIX },
+  );
+
+  return app;
+}

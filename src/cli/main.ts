@@ -1,0 +1,155 @@
+// The operator's command-line tool: `charging-access <command>`.
+// It reaches the same database as the service (DATA_DIR or DATABASE_URL),
+// whether or not the service is running.
+import { parseArgs } from 'node:util';
+import { createClientsService, parseDuration } from '../modules/clients/service.ts';
+import { loadSigningKeys } from '../platform/auth/keys.ts';
+import { systemClock } from '../platform/clock.ts';
+import { type Config, ConfigError, loadConfig } from '../platform/config.ts';
+import { createDatabase, type Database } from '../platform/db.ts';
+import { startEmbeddedPostgres } from '../platform/embedded-postgres.ts';
+import { migrate } from '../platform/migrations.ts';
+
+const USAGE = `Usage: charging-access <command> [options]
+
+Commands:
+  clients create --name NAME [--expires-in 30d] [--json]   create an API client and its first token
+  clients list [--json]                                     list API clients
+  clients disable CLIENT_ID                                 disable a client (its tokens stop working within 5 s)
+  tokens issue CLIENT_ID [--expires-in 30d] [--json]        issue another token for a client
+  tokens revoke JTI                                         revoke a token by its id (jti)
+  migrate                                                   apply database migrations
+
+The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).`;
+
+class UsageError extends Error {}
+
+interface Session {
+  config: Config;
+  db: Database;
+  close(): Promise<void>;
+}
+
+async function openSession(): Promise<Session> {
+  const config = loadConfig();
+  const embedded = config.databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'cli', log: (msg) => process.stderr.write(`${msg}\n`) });
+  const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 2, applicationName: 'charging-access-cli' });
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close();
+    await embedded?.stop();
+    throw error;
+  }
+  return {
+    config,
+    db,
+    async close() {
+      await db.close();
+      await embedded?.stop();
+    },
+  };
+}
+
+async function clientsService(session: Session) {
+  const keys = await loadSigningKeys(session.config.jwt, { create: true });
+  return createClientsService({ db: session.db, clock: systemClock, jwt: session.config.jwt, keys, cacheTtlMs: 0 });
+}
+
+function print(json: boolean, value: unknown, text: string): void {
+  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
+}
+
+async function run(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      'expires-in': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [group, action, arg] = positionals;
+  if (values.help || !group) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const json = values.json ?? false;
+  const expiresInMs = values['expires-in'] ? parseDuration(values['expires-in']) : undefined;
+  const command = `${group} ${action ?? ''}`.trim();
+  const known = ['clients create', 'clients list', 'clients disable', 'tokens issue', 'tokens revoke', 'migrate'];
+  if (!known.includes(command)) throw new UsageError(`unknown command "${command}"`);
+  if (command === 'clients create' && !values.name) throw new UsageError('clients create needs --name NAME');
+  if (['clients disable', 'tokens issue', 'tokens revoke'].includes(command) && !arg) throw new UsageError(`${command} needs an id`);
+
+  const session = await openSession();
+  try {
+    switch (command) {
+      case 'migrate': {
+        print(json, { migrated: true }, 'migrations are up to date');
+        break;
+      }
+      case 'clients create': {
+        const issued = await (await clientsService(session)).createClient(values.name as string, { expiresInMs });
+        print(json, { client_id: issued.clientId, token: issued.token }, `client_id: ${issued.clientId}\ntoken_id:  ${issued.jti}\ntoken:     ${issued.token}`);
+        break;
+      }
+      case 'clients list': {
+        const rows = await (await clientsService(session)).listClients();
+        const list = rows.map((r) => ({
+          client_id: r.id,
+          name: r.name,
+          created_at: r.created_at.toISOString(),
+          disabled_at: r.disabled_at?.toISOString() ?? null,
+          active_tokens: r.active_tokens,
+        }));
+        const text =
+          list.length === 0
+            ? 'no clients'
+            : list.map((c) => `${c.client_id}  ${c.disabled_at ? 'disabled' : 'active  '}  tokens=${c.active_tokens}  ${c.name}`).join('\n');
+        print(json, list, text);
+        break;
+      }
+      case 'clients disable': {
+        await (await clientsService(session)).disableClient(arg as string);
+        print(json, { client_id: arg, disabled: true }, `client ${arg} disabled`);
+        break;
+      }
+      case 'tokens issue': {
+        const issued = await (await clientsService(session)).issueToken(arg as string, { expiresInMs });
+        print(
+          json,
+          { client_id: issued.clientId, token: issued.token, token_id: issued.jti, expires_at: issued.expiresAt?.toISOString() ?? null },
+          `token_id: ${issued.jti}\nexpires:  ${issued.expiresAt?.toISOString() ?? 'never'}\ntoken:    ${issued.token}`,
+        );
+        break;
+      }
+      case 'tokens revoke': {
+        await (await clientsService(session)).revokeToken(arg as string);
+        print(json, { token_id: arg, revoked: true }, `token ${arg} revoked`);
+        break;
+      }
+    }
+  } finally {
+    await session.close();
+  }
+}
+
+try {
+  await run(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`Configuration error: ${error.message}\n`);
+    process.exit(2);
+  }
+  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`charging-access: ${(error as Error).message}\n\n${USAGE}\n`);
+    process.exit(64);
+  }
+  process.stderr.write(`charging-access: ${(error as Error).message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,129 @@
+// The service's entry point (`npm start`): configuration, database (embedded
+// by default), migrations, keys, certificate, demo client, HTTPS listener, and a
+// clean shutdown on SIGINT/SIGTERM.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
+import path from 'node:path';
+import { pino } from 'pino';
+import { buildApp } from './app.ts';
+import { createClientsService } from './modules/clients/service.ts';
+import { loadSigningKeys } from './platform/auth/keys.ts';
+import { systemClock } from './platform/clock.ts';
+import { type Config, ConfigError, loadConfig } from './platform/config.ts';
+import { createDatabase } from './platform/db.ts';
+import { startEmbeddedPostgres } from './platform/embedded-postgres.ts';
+import { createIdempotency } from './platform/http/idempotency.ts';
+import { loggerOptions } from './platform/http/server.ts';
+import { createDualProtocolServer, ensureCertificate } from './platform/http/tls.ts';
+import { migrate } from './platform/migrations.ts';
+
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`Configuration error: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+async function readDemoToken(file: string): Promise<string | undefined> {
+  try {
+    return (await readFile(file, 'utf8')).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function main(): Promise<void> {
+  const config = configOrExit();
+  const log = pino(loggerOptions(config.logLevel));
+  const clock = systemClock;
+  await mkdir(config.dataDir, { recursive: true });
+
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'service', log: (msg) => log.info(msg) });
+  const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 20 });
+  const cleanup = async () => {
+    await db.close().catch(() => {});
+    await embedded?.stop().catch((error: Error) => log.error({ err: error }, 'stopping PostgreSQL failed'));
+  };
+
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    const migrations = await migrate(db);
+    if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
+
+    const keys = await loadSigningKeys(config.jwt, { create: true });
+    if (keys.created) log.info({ file: config.jwt.privateKeyFile }, `generated the operator token-signing key (${config.jwt.algorithm})`);
+    const clients = createClientsService({ db, clock, jwt: config.jwt, keys, cacheTtlMs: config.authCacheTtlMs });
+
+    const tls = config.trustProxy ? undefined : await ensureCertificate(config.tls);
+    if (tls?.created) log.info({ file: config.tls.certFile }, 'generated a self-signed TLS certificate for localhost');
+
+    const demoTokenFile = path.join(config.dataDir, 'demo-token');
+    if (config.demoClient && !(await readDemoToken(demoTokenFile))) {
+      const demo = await clients.createClient('demo');
+      await writeFile(demoTokenFile, `${demo.token}\n`, { mode: 0o600 });
+      log.info({ client_id: demo.clientId, file: demoTokenFile }, 'created the demo API client; its token is in the file');
+    }
+
+    app = await buildApp({
+      config,
+      db,
+      clock,
+      authenticate: clients.authenticate,
+      loggerInstance: log,
+      serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler) : createHttpServer(handler)),
+    });
+    await app.listen({
+      host: config.host,
+      port: config.port,
+      listenTextResolver: (address) => `listening on ${tls ? address.replace(/^http:/, 'https:') : address}`,
+    });
+
+    const scheme = config.trustProxy ? 'http' : 'https';
+    const shownHost = config.host.includes(':') ? `[${config.host}]` : config.host;
+    const shown = (file: string) => (path.relative(process.cwd(), file).startsWith('..') ? file : path.relative(process.cwd(), file));
+    const address = `${scheme}://${['127.0.0.1', '0.0.0.0', '::1', '::'].includes(config.host) ? 'localhost' : shownHost}:${config.port}`;
+    if (config.demoClient && (await readDemoToken(demoTokenFile))) {
+      const cacert = tls && config.tls.generated ? `--cacert ${shown(config.tls.certFile)} ` : '';
+      process.stdout.write(
+        `\nCharging Access is ready at ${address} (API reference: ${address}/docs)\nTry it:\n  curl ${cacert}-H "Authorization: Bearer $(cat ${shown(demoTokenFile)})" ${address}/api/v1/users/\n\n`,
+      );
+    }
+  } catch (error) {
+    log.fatal({ err: error }, 'start-up failed');
+    await cleanup();
+    process.exit(1);
+  }
+
+  const idempotency = createIdempotency({ db, clock });
+  const housekeeping = setInterval(() => {
+    idempotency.purgeExpired().catch((error: Error) => log.warn({ err: error }, 'purging expired idempotency keys failed'));
+  }, 60 * 60_000);
+  housekeeping.unref();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      log.warn('second signal: exiting at once');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    clearInterval(housekeeping);
+    const force = setTimeout(() => app.server.closeAllConnections(), config.shutdownGraceMs);
+    force.unref();
+    await app.close().catch((error: Error) => log.error({ err: error }, 'closing the HTTP server failed'));
+    clearTimeout(force);
+    await cleanup();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+await main();

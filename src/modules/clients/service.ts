@@ -1,0 +1,150 @@
+// API clients (tenants) and their bearer tokens: the operator creates and
+// disables clients and issues and revokes tokens; every API request is
+// authenticated here.
+import { randomUUID } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import type { SigningKeys } from '../../platform/auth/keys.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { JwtConfig } from '../../platform/config.ts';
+import type { Database } from '../../platform/db.ts';
+import { AppError } from '../../platform/errors.ts';
+import * as repo from './repository.ts';
+
+export interface Principal {
+  clientId: string;
+  tokenId: string;
+}
+
+export interface IssuedToken {
+  clientId: string;
+  jti: string;
+  token: string;
+  expiresAt: Date | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+/** "30d", "12h", "45m", "90s": a lifetime in milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+)\s*([smhdw])$/.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a duration such as 30d, 12h, 45m or 90s`);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[match[2] as 's' | 'm' | 'h' | 'd' | 'w'];
+  const ms = Number(match[1]) * unit;
+  if (ms <= 0) throw new Error('the lifetime must be positive');
+  return ms;
+}
+
+export interface ClientsServiceDeps {
+  db: Database;
+  clock: Clock;
+  jwt: JwtConfig;
+  keys: SigningKeys;
+  /** How long a positive or negative credential check is reused; bounds revocation latency. */
+  cacheTtlMs: number;
+}
+
+export function createClientsService(deps: ClientsServiceDeps) {
+  const { db, clock, jwt, keys } = deps;
+
+  async function issueToken(clientId: string, options: { expiresInMs?: number } = {}): Promise<IssuedToken> {
+    if (!keys.privateKey) throw new Error('this instance has no private signing key (JWT_PRIVATE_KEY_FILE); it can only verify tokens');
+    if (!isUuid(clientId)) throw new Error(`no client ${clientId}`);
+    const client = await repo.findClient(db, clientId);
+    if (!client) throw new Error(`no client ${clientId}`);
+    if (client.disabled_at) throw new Error(`client ${clientId} is disabled`);
+    const now = clock.now();
+    const jti = randomUUID();
+    const expiresAt = options.expiresInMs ? new Date(now.getTime() + options.expiresInMs) : null;
+    const builder = new SignJWT({})
+      .setProtectedHeader({ alg: keys.algorithm, typ: 'JWT' })
+      .setIssuer(jwt.issuer)
+      .setAudience(jwt.audience)
+      .setSubject(clientId)
+      .setJti(jti)
+      .setIssuedAt(Math.floor(now.getTime() / 1000));
+    if (expiresAt) builder.setExpirationTime(Math.floor(expiresAt.getTime() / 1000));
+    const token = await builder.sign(keys.privateKey);
+    await repo.insertToken(db, { jti, clientId, issuedAt: now, expiresAt });
+    return { clientId, jti, token, expiresAt };
+  }
+
+  async function createClient(name: string, options: { expiresInMs?: number } = {}): Promise<IssuedToken> {
+    const trimmed = name.trim();
+    if (trimmed.length === 0 || trimmed.length > 200) throw new Error('the client name must be 1..200 characters');
+    const id = randomUUID();
+    await repo.insertClient(db, { id, name: trimmed, createdAt: clock.now() });
+    return issueToken(id, options);
+  }
+
+  // Credential checks beyond the signature are cached briefly so a request does
+  // not always cost a query; the TTL (<= 5 s) bounds how long a revoked token or
+  // a disabled client keeps working on any instance.
+  const cache = new Map<string, { at: number; failure: string | undefined }>();
+
+  async function credentialFailure(clientId: string, jti: string): Promise<string | undefined> {
+    const key = `${clientId}:${jti}`;
+    const now = Date.now(); // wall-clock on purpose: a cache age, not domain time
+    const hit = cache.get(key);
+    if (hit && now - hit.at < deps.cacheTtlMs) return hit.failure;
+    const state = await repo.findCredentialState(db, clientId, jti);
+    const failure = !state ? 'unknown client' : state.client_disabled ? 'client disabled' : state.token_revoked ? 'token revoked' : undefined;
+    if (cache.size > 50_000) cache.clear();
+    cache.set(key, { at: now, failure });
+    return failure;
+  }
+
+  function unauthorized(detail: string, withError: boolean): AppError {
+    const challenge = withError ? `Bearer realm="charging-access", error="invalid_token", error_description="${detail}"` : 'Bearer realm="charging-access"';
+    return new AppError('unauthorized', `${detail[0]?.toUpperCase()}${detail.slice(1)}.`, { headers: { 'WWW-Authenticate': challenge } });
+  }
+
+  /** Authenticates an Authorization header value; throws AppError('unauthorized') on every failure kind. */
+  async function authenticate(authorization: string | undefined): Promise<Principal> {
+    if (!authorization) throw unauthorized('missing bearer token', false);
+    const match = /^Bearer\s+([A-Za-z0-9_.~+/=-]+)\s*$/i.exec(authorization);
+    if (!match?.[1]) throw unauthorized('malformed Authorization header: expected "Bearer <token>"', true);
+    let payload: { sub?: string; jti?: string };
+    try {
+      ({ payload } = await jwtVerify(match[1], keys.verifyKey as Parameters<typeof jwtVerify>[1], {
+        algorithms: [keys.algorithm],
+        issuer: jwt.issuer,
+        audience: jwt.audience,
+        requiredClaims: ['sub', 'jti', 'iat'],
+        currentDate: clock.now(),
+        clockTolerance: 30,
+      }));
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw unauthorized('token expired', true);
+      if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw unauthorized('invalid token signature', true);
+      if (error instanceof joseErrors.JOSEAlgNotAllowed) throw unauthorized('token algorithm not allowed', true);
+      if (error instanceof joseErrors.JWTClaimValidationFailed) throw unauthorized(`invalid token claim ${error.claim}`, true);
+      throw unauthorized('malformed token', true);
+    }
+    const { sub, jti } = payload;
+    if (typeof sub !== 'string' || !isUuid(sub) || typeof jti !== 'string' || jti.length === 0 || jti.length > 200) {
+      throw unauthorized('malformed token', true);
+    }
+    const failure = await credentialFailure(sub, jti);
+    if (failure) throw unauthorized(failure, true);
+    return { clientId: sub, tokenId: jti };
+  }
+
+  return {
+    createClient,
+    issueToken,
+    authenticate,
+    listClients: () => repo.listClients(db),
+    async disableClient(id: string): Promise<void> {
+      if (!isUuid(id) || !(await repo.disableClient(db, id, clock.now()))) throw new Error(`no client ${id}`);
+    },
+    async revokeToken(jti: string): Promise<void> {
+      if (!(await repo.revokeToken(db, jti, clock.now()))) throw new Error(`no token with id ${jti}`);
+    },
+  };
+}
+
+export type ClientsService = ReturnType<typeof createClientsService>;

@@ -1,0 +1,168 @@
+// SQL for users and billing details. Every query takes the client id: another
+// client's user is simply not found.
+import type { Queryable } from '../../platform/db.ts';
+import { isUniqueViolation } from '../../platform/db.ts';
+import { AppError } from '../../platform/errors.ts';
+
+export interface UserRow {
+  id: string;
+  client_id: string;
+  email: string | null;
+  locale: string;
+  external_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface BillingDetailsRow {
+  account_type: 'personal' | 'business';
+  first_name: string | null;
+  last_name: string | null;
+  company_name: string | null;
+  vat_number: string | null;
+  tax_id: string | null;
+  line1: string | null;
+  postal_code: string | null;
+  city: string | null;
+  country: string | null;
+  updated_at: Date;
+}
+
+const USER_COLUMNS = 'id, client_id, email, locale, external_id, created_at, updated_at';
+
+const externalIdTaken = () =>
+  new AppError('conflict', 'custom_properties.external_id: another user of this client already has this external id.', {
+    errors: [{ field: 'custom_properties.external_id', message: 'is already used by another user' }],
+  });
+
+export async function insertUser(db: Queryable, user: Omit<UserRow, 'updated_at'>): Promise<UserRow> {
+  try {
+    const { rows } = await db.query<UserRow>(
+      `INSERT INTO users (id, client_id, email, locale, external_id, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${USER_COLUMNS}`,
+      [user.id, user.client_id, user.email, user.locale, user.external_id, user.created_at],
+    );
+    return rows[0] as UserRow;
+  } catch (error) {
+    if (isUniqueViolation(error, 'users_client_external_id_key')) throw externalIdTaken();
+    throw error;
+  }
+}
+
+export async function findLiveUserForClient(
+  db: Queryable,
+  clientId: string,
+  userId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<UserRow | undefined> {
+  const { rows } = await db.query<UserRow>(
+    `SELECT ${USER_COLUMNS} FROM users WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [clientId, userId],
+  );
+  return rows[0];
+}
+
+/** Newest first; `search` matches the id (when a UUID) or the external id exactly. */
+export async function listLiveUsersForClient(
+  db: Queryable,
+  clientId: string,
+  filter: { search?: { id: string | null; externalId: string } },
+  page: { limit: number; offset: number },
+): Promise<{ count: number; rows: UserRow[] }> {
+  const params: unknown[] = [clientId];
+  let where = 'client_id = $1 AND deleted_at IS NULL';
+  if (filter.search) {
+    params.push(filter.search.externalId, filter.search.id);
+    where += ` AND (external_id = $2 OR id = $3::uuid)`;
+  }
+  const { rows } = await db.query<UserRow & { total: number }>(
+    `SELECT ${USER_COLUMNS}, count(*) OVER () AS total FROM users WHERE ${where}
+      ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, page.limit, page.offset],
+  );
+  if (rows.length > 0) return { count: rows[0]?.total ?? 0, rows };
+  if (page.offset === 0) return { count: 0, rows: [] };
+  const { rows: counted } = await db.query<{ total: number }>(`SELECT count(*) AS total FROM users WHERE ${where}`, params);
+  return { count: counted[0]?.total ?? 0, rows: [] };
+}
+
+export async function updateUser(
+  db: Queryable,
+  clientId: string,
+  userId: string,
+  changes: { email?: string | null; locale?: string; external_id?: string | null },
+  at: Date,
+): Promise<UserRow | undefined> {
+  const sets: string[] = [];
+  const params: unknown[] = [clientId, userId, at];
+  for (const [column, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    params.push(value);
+    sets.push(`${column} = $${params.length}`);
+  }
+  try {
+    const { rows } = await db.query<UserRow>(
+      `UPDATE users SET ${[...sets, 'updated_at = $3'].join(', ')}
+        WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${USER_COLUMNS}`,
+      params,
+    );
+    return rows[0];
+  } catch (error) {
+    if (isUniqueViolation(error, 'users_client_external_id_key')) throw externalIdTaken();
+    throw error;
+  }
+}
+
+export async function softDeleteUser(db: Queryable, clientId: string, userId: string, at: Date): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE users SET deleted_at = $3, updated_at = $3 WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL', [
+    clientId,
+    userId,
+    at,
+  ]);
+  return rowCount === 1;
+}
+
+export async function findBillingDetails(db: Queryable, clientId: string, userId: string): Promise<BillingDetailsRow | undefined> {
+  const { rows } = await db.query<BillingDetailsRow>(
+    `SELECT account_type, first_name, last_name, company_name, vat_number, tax_id, line1, postal_code, city, country, updated_at
+       FROM billing_details WHERE client_id = $1 AND user_id = $2`,
+    [clientId, userId],
+  );
+  return rows[0];
+}
+
+export async function replaceBillingDetails(
+  db: Queryable,
+  clientId: string,
+  userId: string,
+  details: Omit<BillingDetailsRow, 'updated_at'>,
+  at: Date,
+): Promise<BillingDetailsRow> {
+  const { rows } = await db.query<BillingDetailsRow>(
+    `INSERT INTO billing_details (user_id, client_id, account_type, first_name, last_name, company_name, vat_number, tax_id, line1, postal_code, city, country, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     ON CONFLICT (user_id) DO UPDATE SET
+       account_type = EXCLUDED.account_type, first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
+       company_name = EXCLUDED.company_name, vat_number = EXCLUDED.vat_number, tax_id = EXCLUDED.tax_id,
+       line1 = EXCLUDED.line1, postal_code = EXCLUDED.postal_code, city = EXCLUDED.city, country = EXCLUDED.country,
+       updated_at = EXCLUDED.updated_at
+     WHERE billing_details.client_id = EXCLUDED.client_id
+     RETURNING account_type, first_name, last_name, company_name, vat_number, tax_id, line1, postal_code, city, country, updated_at`,
+    [
+      userId,
+      clientId,
+      details.account_type,
+      details.first_name,
+      details.last_name,
+      details.company_name,
+      details.vat_number,
+      details.tax_id,
+      details.line1,
+      details.postal_code,
+      details.city,
+      details.country,
+      at,
+    ],
+  );
+  return rows[0] as BillingDetailsRow;
+}

@@ -1,0 +1,195 @@
+// The only place that reads process.env. Every setting is parsed and validated
+// here; anything wrong stops start-up with a message that names the variable.
+import path from 'node:path';
+
+export type RuntimeMode = 'development' | 'production' | 'test';
+export type JwtAlgorithm = 'EdDSA' | 'ES256' | 'RS256';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface JwtConfig {
+  issuer: string;
+  audience: string;
+  algorithm: JwtAlgorithm;
+  /** PEM (PKCS#8) private key used to sign tokens; generated on first start when it is the default path. */
+  privateKeyFile: string;
+  /** Optional PEM public key: verify with it instead of the private key's public half. */
+  publicKeyFile: string | undefined;
+  /** Optional JWKS URL: verify tokens against a remote key set (tokens are then issued elsewhere). */
+  jwksUrl: string | undefined;
+  /** True when privateKeyFile is the default under DATA_DIR and may be generated. */
+  generateKey: boolean;
+}
+
+export interface Config {
+  mode: RuntimeMode;
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Undefined: start the embedded PostgreSQL under DATA_DIR. */
+  databaseUrl: string | undefined;
+  tls: { certFile: string; keyFile: string; generated: boolean };
+  /** Plain HTTP behind a TLS-terminating proxy that sets X-Forwarded-Proto. */
+  trustProxy: boolean;
+  publicBaseUrl: string;
+  logLevel: LogLevel;
+  jwt: JwtConfig;
+  locales: string[];
+  /** Create a demo API client and write its token to DATA_DIR/demo-token on first start. */
+  demoClient: boolean;
+  /** Longest time in-flight requests get to finish on shutdown. */
+  shutdownGraceMs: number;
+  /** How long a token/client check is cached; revocation takes effect within this time. */
+  authCacheTtlMs: number;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Variables this service understands; documented in the README's configuration table. */
+export const CONFIG_VARIABLES = [
+  'NODE_ENV',
+  'HOST',
+  'PORT',
+  'DATA_DIR',
+  'DATABASE_URL',
+  'TLS_CERT_FILE',
+  'TLS_KEY_FILE',
+  'TRUST_PROXY',
+  'PUBLIC_BASE_URL',
+  'LOG_LEVEL',
+  'JWT_ISSUER',
+  'JWT_AUDIENCE',
+  'JWT_ALGORITHM',
+  'JWT_PRIVATE_KEY_FILE',
+  'JWT_PUBLIC_KEY_FILE',
+  'JWT_JWKS_URL',
+  'LOCALES',
+  'DEMO_CLIENT',
+  'SHUTDOWN_GRACE_MS',
+  'AUTH_CACHE_TTL_MS',
+] as const;
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${value}")`);
+  }
+  return value as T;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new ConfigError(name, `must be an integer (got "${value}")`);
+  const n = Number(value);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
+  return n;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  if (['true', '1', 'yes'].includes(value.toLowerCase())) return true;
+  if (['false', '0', 'no'].includes(value.toLowerCase())) return false;
+  throw new ConfigError(name, `must be true or false (got "${value}")`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const value = read(env, name);
+  if (value === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(name, 'must be an absolute URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}`);
+  }
+  return value;
+}
+
+function host(env: Env): string {
+  const value = read(env, 'HOST') ?? '127.0.0.1';
+  if (!/^[A-Za-z0-9.:_-]+$/.test(value)) throw new ConfigError('HOST', `is not a host name or address (got "${value}")`);
+  return value;
+}
+
+function defaultPublicBaseUrl(hostName: string, port: number, tlsAtProxy: boolean): string {
+  const shown = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(hostName) ? 'localhost' : hostName;
+  return tlsAtProxy ? `https://${shown}` : `https://${shown}:${port}`;
+}
+
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const mode = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development');
+  const hostName = host(env);
+  const port = integer(env, 'PORT', 8443, 0, 65535);
+  const dataDir = path.resolve(cwd, read(env, 'DATA_DIR') ?? 'data');
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const trustProxy = boolean(env, 'TRUST_PROXY', false);
+
+  const certFile = read(env, 'TLS_CERT_FILE');
+  const keyFile = read(env, 'TLS_KEY_FILE');
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError(certFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE', 'TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  }
+  const tls =
+    certFile !== undefined && keyFile !== undefined
+      ? { certFile: path.resolve(cwd, certFile), keyFile: path.resolve(cwd, keyFile), generated: false }
+      : { certFile: path.join(dataDir, 'tls', 'localhost-cert.pem'), keyFile: path.join(dataDir, 'tls', 'localhost-key.pem'), generated: true };
+
+  const publicBaseUrl = (url(env, 'PUBLIC_BASE_URL', ['https:', 'http:']) ?? defaultPublicBaseUrl(hostName, port, trustProxy)).replace(/\/+$/, '');
+  if (publicBaseUrl.startsWith('http:') && mode === 'production') {
+    throw new ConfigError('PUBLIC_BASE_URL', 'must be an https URL in production');
+  }
+
+  const jwtPrivateKeyFile = read(env, 'JWT_PRIVATE_KEY_FILE');
+  const jwtPublicKeyFile = read(env, 'JWT_PUBLIC_KEY_FILE');
+  const jwt: JwtConfig = {
+    issuer: read(env, 'JWT_ISSUER') ?? 'charging-access',
+    audience: read(env, 'JWT_AUDIENCE') ?? 'charging-access-api',
+    algorithm: oneOf(env, 'JWT_ALGORITHM', ['EdDSA', 'ES256', 'RS256'] as const, 'EdDSA'),
+    privateKeyFile: jwtPrivateKeyFile ? path.resolve(cwd, jwtPrivateKeyFile) : path.join(dataDir, 'keys', 'operator-signing-key.pem'),
+    publicKeyFile: jwtPublicKeyFile ? path.resolve(cwd, jwtPublicKeyFile) : undefined,
+    jwksUrl: url(env, 'JWT_JWKS_URL', ['https:', 'http:']),
+    generateKey: jwtPrivateKeyFile === undefined,
+  };
+
+  const locales = (read(env, 'LOCALES') ?? 'en,de').split(',').map((l) => l.trim());
+  for (const locale of locales) {
+    if (!/^[a-z]{2}(-[A-Z]{2})?$/.test(locale)) throw new ConfigError('LOCALES', `"${locale}" is not a locale such as en or de-AT`);
+  }
+
+  return {
+    mode,
+    host: hostName,
+    port,
+    dataDir,
+    databaseUrl,
+    tls,
+    trustProxy,
+    publicBaseUrl,
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    jwt,
+    locales,
+    demoClient: boolean(env, 'DEMO_CLIENT', true),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2_000, 0, 5_000),
+  };
+}

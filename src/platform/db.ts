@@ -1,0 +1,56 @@
+import pg from 'pg';
+
+// Timestamps come back as Date; bigint counts (count(*)) as numbers: they stay far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
+
+/** What a repository needs: a pool or a client inside a transaction. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+export interface Database extends Queryable {
+  readonly pool: pg.Pool;
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function createDatabase(connectionString: string, options: { max?: number; applicationName?: string } = {}): Database {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'charging-access',
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle client losing its connection (database restart) must not crash the process;
+  // the pool drops it and the next query opens a new one.
+  pool.on('error', () => {});
+  return {
+    pool,
+    query: (text, values) => pool.query(text, values),
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** Runs work in a transaction when given the database, or inside the caller's transaction when given one. */
+export function inTransaction<T>(db: Database | Queryable, work: (tx: Queryable) => Promise<T>): Promise<T> {
+  return 'transaction' in db ? (db as Database).transaction(work) : work(db);
+}
+
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: string; constraint?: string };
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}

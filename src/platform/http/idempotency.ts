@@ -1,0 +1,126 @@
+// Idempotency-Key for POST/PUT/PATCH/DELETE, scoped per API client.
+//
+// The effect and the stored answer commit in one transaction, so a stored
+// answer always matches a committed effect and a failed attempt leaves nothing
+// behind (it may be retried with the same key). A transaction-scoped advisory
+// lock on (client, key) makes concurrent retries safe: while the first attempt
+// runs, others get 409 conflict; after it commits, they get its answer replayed.
+// Only successful answers are stored: an error changed nothing, so the retry
+// simply runs again. Records expire after 24 hours.
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { Database, Queryable } from '../db.ts';
+import { AppError } from '../errors.ts';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface StoredAnswer {
+  status: number;
+  body: unknown;
+}
+
+export interface IdempotentRequest {
+  clientId: string;
+  /** The Idempotency-Key header, if sent. */
+  key: string | undefined;
+  method: string;
+  url: string;
+  body: unknown;
+}
+
+/** JSON with object keys sorted, so that the same body in another key order is the same request. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function requestFingerprint(method: string, url: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method.toUpperCase()} ${url}\n${canonicalJson(body)}`)
+    .digest('hex');
+}
+
+export function createIdempotency(deps: { db: Database; clock: Clock }) {
+  const { db, clock } = deps;
+
+  /**
+   * Runs `work` in a transaction. With a key: replays the stored answer of an
+   * earlier identical request, refuses a different request under the same key
+   * (422) or one still in flight (409), and otherwise stores the answer in the
+   * same transaction as the effect.
+   */
+  async function run(request: IdempotentRequest, work: (tx: Queryable) => Promise<StoredAnswer>): Promise<StoredAnswer & { replayed: boolean }> {
+    if (request.key === undefined) return { ...(await db.transaction(work)), replayed: false };
+    const fingerprint = requestFingerprint(request.method, request.url, request.body);
+    const { clientId, key } = request;
+    return db.transaction(async (tx) => {
+      const { rows: locked } = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok', [
+        `idempotency:${clientId}:${key}`,
+      ]);
+      if (!locked[0]?.ok) {
+        throw new AppError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+      }
+      const now = clock.now();
+      const { rows } = await tx.query<{ fingerprint: string; response_status: number; response_body: unknown; created_at: Date }>(
+        'SELECT fingerprint, response_status, response_body, created_at FROM idempotency_keys WHERE client_id = $1 AND key = $2',
+        [clientId, key],
+      );
+      const previous = rows[0];
+      if (previous && now.getTime() - previous.created_at.getTime() < IDEMPOTENCY_TTL_MS) {
+        if (previous.fingerprint !== fingerprint) {
+          throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request (method, path or body).');
+        }
+        return { status: previous.response_status, body: previous.response_body, replayed: true };
+      }
+      if (previous) await tx.query('DELETE FROM idempotency_keys WHERE client_id = $1 AND key = $2', [clientId, key]);
+      const answer = await work(tx);
+      await tx.query(
+        `INSERT INTO idempotency_keys (client_id, key, fingerprint, response_status, response_body, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [clientId, key, fingerprint, answer.status, answer.body === undefined ? null : JSON.stringify(answer.body), now],
+      );
+      return { ...answer, replayed: false };
+    });
+  }
+
+  /** Deletes expired records; run periodically. */
+  async function purgeExpired(): Promise<number> {
+    const cutoff = new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS);
+    const { rowCount } = await db.query('DELETE FROM idempotency_keys WHERE created_at < $1', [cutoff]);
+    return rowCount ?? 0;
+  }
+
+  return { run, purgeExpired };
+}
+
+export type Idempotency = ReturnType<typeof createIdempotency>;
+
+/**
+ * Route helper for mutations: runs `work` under the request's Idempotency-Key
+ * (if any) and sends the (possibly replayed) answer.
+ */
+export async function sendIdempotent(
+  idempotency: Idempotency,
+  request: import('fastify').FastifyRequest,
+  reply: import('fastify').FastifyReply,
+  clientId: string,
+  work: (tx: Queryable) => Promise<StoredAnswer>,
+): Promise<import('fastify').FastifyReply> {
+  const header = request.headers['idempotency-key'];
+  const key = typeof header === 'string' ? header : undefined;
+  if (key !== undefined && (key.length === 0 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key))) {
+    throw new AppError('validation_error', 'Idempotency-Key: must be 1..255 visible ASCII characters', {
+      errors: [{ field: 'Idempotency-Key', message: 'must be 1..255 visible ASCII characters' }],
+    });
+  }
+  const answer = await idempotency.run({ clientId, key, method: request.method, url: request.url, body: request.body }, work);
+  if (answer.replayed) void reply.header('Idempotent-Replayed', 'true');
+  void reply.code(answer.status);
+  return answer.body === undefined || answer.body === null ? reply.send() : reply.send(answer.body);
+}

@@ -1,0 +1,179 @@
+// HTTP plumbing every module relies on: request ids, HTTPS enforcement, HSTS,
+// validation compilers, and the one error renderer. Modules add routes only.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsImport from 'ajv-formats';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import type { Config } from '../config.ts';
+import { AppError, type FieldError, renderProblem } from '../errors.ts';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsImport as unknown as { default?: typeof addFormatsImport }).default ?? addFormatsImport) as unknown as (ajv: Ajv) => Ajv;
+
+export type HttpApp = FastifyInstance<import('node:http').Server, IncomingMessage, ServerResponse, import('fastify').FastifyBaseLogger, TypeBoxTypeProvider>;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+function isLoopback(address: string | undefined): boolean {
+  return address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1' || (address?.startsWith('127.') ?? false);
+}
+
+/** Query strings are coerced (page=2 is a number) and arrays may repeat or be comma-separated; bodies are taken as sent. */
+function validatorCompilers() {
+  const common = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false } as const;
+  const body = addFormats(new Ajv({ ...common, coerceTypes: false }));
+  const query = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
+  return { body, query };
+}
+
+function fieldOf(error: ErrorObject, context: string): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'required') path.push((error.params as { missingProperty: string }).missingProperty);
+  if (error.keyword === 'additionalProperties') path.push((error.params as { additionalProperty: string }).additionalProperty);
+  return path.length > 0 ? path.join('.') : context;
+}
+
+function messageOf(error: ErrorObject): string {
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not an accepted field';
+    case 'enum':
+      return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'type':
+      return `must be ${String(p.type).replace(',', ' or ')}`;
+    case 'format':
+      return `must be a valid ${String(p.format)}`;
+    case 'maxLength':
+      return `must be at most ${String(p.limit)} characters`;
+    case 'minLength':
+      return `must be at least ${String(p.limit)} characters`;
+    case 'minimum':
+      return `must be at least ${String(p.limit)}`;
+    case 'maximum':
+      return `must be at most ${String(p.limit)}`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+export function validationProblem(errors: ErrorObject[], context: string): AppError {
+  const seen = new Set<string>();
+  const fields: FieldError[] = [];
+  for (const error of errors) {
+    const field = fieldOf(error, context === 'querystring' ? 'query' : context);
+    const message = messageOf(error);
+    const key = `${field}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    fields.push({ field, message });
+  }
+  const detail = fields.map((f) => `${f.field}: ${f.message}`).join('; ');
+  return new AppError('validation_error', detail || 'The request is invalid.', { errors: fields });
+}
+
+function toAppError(error: FastifyError): AppError | undefined {
+  if (error instanceof AppError) return error;
+  if (error.validation) return validationProblem(error.validation as ErrorObject[], error.validationContext ?? 'body');
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json).');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'The request body is too large.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('validation_error', 'body: must not be empty with Content-Type application/json', {
+        errors: [{ field: 'body', message: 'must not be empty' }],
+      });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('validation_error', 'body: is not valid JSON', { errors: [{ field: 'body', message: 'is not valid JSON' }] });
+  }
+  if (error.statusCode === 400 && /JSON/i.test(error.message)) {
+    return new AppError('validation_error', 'body: is not valid JSON', { errors: [{ field: 'body', message: 'is not valid JSON' }] });
+  }
+  return undefined;
+}
+
+export function sendProblem(reply: FastifyReply, error: AppError | undefined, baseUrl: string): FastifyReply {
+  const body = renderProblem(error, String(reply.request.id), baseUrl);
+  if (error?.headers) void reply.headers(error.headers);
+  return reply.code(body.status).type('application/problem+json; charset=utf-8').send(body);
+}
+
+/** Log options of every logger of the service: secrets in headers never reach a log line. */
+export function loggerOptions(level: string) {
+  return { level, redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' } };
+}
+
+export interface HttpAppOptions {
+  config: Pick<Config, 'mode' | 'trustProxy' | 'publicBaseUrl' | 'logLevel'>;
+  /** Makes the HTTPS server; absent in tests that use inject(). */
+  serverFactory?: FastifyServerOptions['serverFactory'];
+  logger?: FastifyServerOptions['logger'];
+  /** A pino logger made by the caller (main.ts shares it with start-up messages). */
+  loggerInstance?: import('fastify').FastifyBaseLogger;
+}
+
+export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const { config } = options;
+  const compilers = validatorCompilers();
+  const app = Fastify({
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? loggerOptions(config.logLevel) }),
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    bodyLimit: 1024 * 1024,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
+
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? compilers.body : compilers.query).compile(schema));
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('X-Request-Id', request.id);
+    const socket = request.raw.socket as Partial<TLSSocket> | undefined;
+    const forwardedProto = request.headers['x-forwarded-proto'];
+    const proto = typeof forwardedProto === 'string' ? forwardedProto.split(',').pop()?.trim().toLowerCase() : undefined;
+    const secure = socket?.encrypted === true || (config.trustProxy && proto === 'https');
+    if (secure) {
+      void reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+      return;
+    }
+    const exempt = config.mode !== 'production' && !config.trustProxy && isLoopback(request.raw.socket?.remoteAddress);
+    const probe = request.url === '/healthz' || request.url === '/readyz';
+    if (!exempt && !probe) {
+      throw new AppError('https_required', 'This API is served over HTTPS only; repeat the request with https://.');
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = toAppError(error);
+    if (!known) {
+      request.log.error({ err: error }, 'unhandled error');
+    } else if (known.status >= 500) {
+      request.log.error({ err: error, code: known.code }, 'server error');
+    }
+    return sendProblem(reply, known, config.publicBaseUrl);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new AppError('not_found', `No resource at ${request.method} ${request.url.split('?')[0]}.`), config.publicBaseUrl),
+  );
+
+  return app;
+}
+
+export type { FastifyReply, FastifyRequest };
