@@ -1,0 +1,123 @@
+// Test harness: each test file gets its own database cloned from the migrated
+// template (see scripts/test.ts), the real app on it, and helpers to create API
+// clients and call the API through HTTP (inject).
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { buildApp } from '../src/app.ts';
+import { createClientsService } from '../src/modules/clients/service.ts';
+import type { SigningKeys } from '../src/platform/auth/keys.ts';
+import { manualClock } from '../src/platform/clock.ts';
+import { type Config, loadConfig } from '../src/platform/config.ts';
+import { createDatabase, type Database } from '../src/platform/db.ts';
+import type { HttpApp } from '../src/platform/http/server.ts';
+
+export const BASE_URL = 'https://api.charging-access.test';
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the tests with npm test`);
+  return value;
+}
+
+/** A fresh database cloned from the migrated template; `drop` closes and removes it. */
+export async function createTestDatabase(): Promise<{ db: Database; drop(): Promise<void> }> {
+  const adminUrl = required('CA_TEST_ADMIN_URL');
+  const name = `${required('CA_TEST_DB_PREFIX')}${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${required('CA_TEST_TEMPLATE')}"`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = createDatabase(url.toString(), { max: 10 });
+  return {
+    db,
+    async drop() {
+      await db.close();
+      const dropper = new pg.Client({ connectionString: adminUrl });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await dropper.end();
+    },
+  };
+}
+
+export function testKeys(): SigningKeys {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return { algorithm: 'EdDSA', privateKey, verifyKey: publicKey };
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ NODE_ENV: 'test', DATA_DIR: '/nonexistent-test-data', LOG_LEVEL: 'silent', PUBLIC_BASE_URL: BASE_URL, ...env });
+}
+
+export interface CallOptions {
+  token?: string | undefined;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
+  body: any;
+  text: string;
+}
+
+export interface TestContext {
+  app: HttpApp;
+  db: Database;
+  config: Config;
+  clock: ReturnType<typeof manualClock>;
+  keys: SigningKeys;
+  clients: ReturnType<typeof createClientsService>;
+  /** Creates an API client with a token. */
+  newClient(name?: string): Promise<{ clientId: string; token: string; jti: string }>;
+  call(method: string, url: string, options?: CallOptions): Promise<TestResponse>;
+  /** Closes the app and drops the database: call it from the file's after() hook. */
+  close(): Promise<void>;
+}
+
+export async function setupTestApp(options: { env?: Record<string, string>; authCacheTtlMs?: number } = {}): Promise<TestContext> {
+  const { db, drop } = await createTestDatabase();
+  const config = testConfig(options.env);
+  const clock = manualClock(new Date());
+  const keys = testKeys();
+  const clients = createClientsService({ db, clock, jwt: config.jwt, keys, cacheTtlMs: options.authCacheTtlMs ?? config.authCacheTtlMs });
+  const app = await buildApp({ config, db, clock, authenticate: clients.authenticate, logger: false });
+  let counter = 0;
+  return {
+    app,
+    db,
+    config,
+    clock,
+    keys,
+    clients,
+    async close() {
+      await app.close();
+      await drop();
+    },
+    async newClient(name = `client-${++counter}`) {
+      const issued = await clients.createClient(name);
+      return { clientId: issued.clientId, token: issued.token, jti: issued.jti };
+    },
+    async call(method, url, callOptions = {}) {
+      const headers: Record<string, string> = { ...(callOptions.headers ?? {}) };
+      if (callOptions.token) headers.authorization = `Bearer ${callOptions.token}`;
+      const response = await app.inject({
+        method: method as 'GET',
+        url,
+        headers,
+        ...(callOptions.body !== undefined ? { payload: callOptions.body as object } : {}),
+      });
+      let body: unknown;
+      try {
+        body = response.body ? JSON.parse(response.body) : undefined;
+      } catch {
+        body = undefined;
+      }
+      return { status: response.statusCode, headers: response.headers, body, text: response.body };
+    },
+  };
+}
