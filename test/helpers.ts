@@ -1,6 +1,7 @@
 // Test harness: each test file gets its own database cloned from the migrated
 // template (see scripts/test.ts), the real app on it, and helpers to create API
 // clients and call the API through HTTP (inject).
+import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
@@ -120,4 +121,17 @@ export async function setupTestApp(options: { env?: Record<string, string>; auth
       return { status: response.statusCode, headers: response.headers, body, text: response.body };
     },
   };
+}
+
+/** Asserts the one problem+json shape every error answer has. */
+export function assertProblem(res: TestResponse, status: number, type: string): void {
+  assert.equal(res.status, status, res.text);
+  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
+  assert.equal(res.body.status, status);
+  assert.equal(res.body.error.type, type);
+  assert.equal(res.body.type, `${BASE_URL}/problems/${type}`);
+  assert.equal(typeof res.body.title, 'string');
+  assert.equal(typeof res.body.detail, 'string');
+  assert.equal(res.body.error.details, res.body.detail);
+  assert.equal(res.body.request_id, res.headers['x-request-id']);
 }

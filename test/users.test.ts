@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { BASE_URL, setupTestApp, type TestContext } from './helpers.ts';
+import { assertProblem, setupTestApp, type TestContext } from './helpers.ts';
 
 let t: TestContext;
 let token: string;
@@ -12,17 +12,6 @@ before(async () => {
 after(() => t.close());
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-function assertProblem(res: { status: number; headers: Record<string, unknown>; body: any }, status: number, type: string) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.error.type, type);
-  assert.equal(res.body.type, `${BASE_URL}/problems/${type}`);
-  assert.equal(typeof res.body.detail, 'string');
-  assert.equal(res.body.error.details, res.body.detail);
-  assert.equal(res.body.request_id, res.headers['x-request-id']);
-}
 
 describe('create user', () => {
   test('201 with id, locale, email and external id under custom_properties', async () => {
