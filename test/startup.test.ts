@@ -1,0 +1,217 @@
+// The real entry point on a fresh DATA_DIR, as a newcomer runs it: embedded
+// PostgreSQL, generated key and certificate, demo client, HTTPS; the operator
+// CLI beside it; a clean stop; a second start that reuses everything.
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '..');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+function call(url: string, options: { ca?: string; token?: string; method?: string; body?: unknown; servername?: string } = {}): Promise<Answer> {
+  const target = new URL(url);
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const make = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = make(
+      target,
+      {
+        method: options.method ?? 'GET',
+        ...(options.ca ? { ca: options.ca } : {}),
+        headers: {
+          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+          ...(payload ? { 'content-type': 'application/json' } : {}),
+        },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+class Service {
+  readonly output: string[] = [];
+  private child: ChildProcess | undefined;
+  private exited: Promise<number | null> | undefined;
+
+  private readonly env: Record<string, string>;
+
+  constructor(env: Record<string, string>) {
+    this.env = env;
+  }
+
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
+      cwd: root,
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`service not ready in 60 s:\n${this.output.join('')}`)), 60_000);
+      const onData = (chunk: Buffer) => {
+        this.output.push(chunk.toString());
+        if (this.output.join('').includes('is ready at')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`service exited with ${code}:\n${this.output.join('')}`));
+      });
+    });
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    this.child?.kill(signal);
+    return (await this.exited) ?? null;
+  }
+}
+
+function cli(env: Record<string, string>, ...args: string[]) {
+  return run(process.execPath, [path.join(root, 'bin/charging-access.js'), ...args], { cwd: root, env: { ...process.env, ...env } });
+}
+
+describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
+  let dataDir: string;
+  let env: Record<string, string>;
+  let base: string;
+
+  before(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'charging-access-start-'));
+    await chmod(dataDir, 0o755);
+    const port = await freePort();
+    base = `https://localhost:${port}`;
+    env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: '', NODE_ENV: 'development' };
+  });
+
+  after(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('first start, HTTPS with the demo token, CLI beside it, clean stop, second start reuses everything', async () => {
+    const service = new Service(env);
+    await service.start();
+    const printed = service.output.join('');
+    assert.match(printed, /curl --cacert \S+localhost-cert\.pem -H "Authorization: Bearer \$\(cat \S+demo-token\)" https:\/\/localhost:\d+\/api\/v1\/users\//);
+
+    const ca = await readFile(path.join(dataDir, 'tls/localhost-cert.pem'), 'utf8');
+    const token = (await readFile(path.join(dataDir, 'demo-token'), 'utf8')).trim();
+    const key = await readFile(path.join(dataDir, 'keys/operator-signing-key.pem'), 'utf8');
+    assert.match(key, /BEGIN PRIVATE KEY/);
+    assert.ok(!printed.includes(token), 'the token itself is never printed');
+
+    const list = await call(`${base}/api/v1/users/`, { ca, token });
+    assert.equal(list.status, 200, list.body);
+    assert.match(String(list.headers['strict-transport-security']), /max-age=31536000/);
+    const created = await call(`${base}/api/v1/users/`, { ca, token, method: 'POST', body: { custom_properties: { external_id: 'survives-restart' } } });
+    assert.equal(created.status, 201, created.body);
+    const userId = JSON.parse(created.body).id as string;
+    assert.equal((await call(`${base}/api/v1/users/`, { ca })).status, 401);
+    assert.equal((await call(`${base}/readyz`, { ca })).status, 200);
+
+    // Plain HTTP on the same port: allowed from loopback in development mode.
+    const plain = await call(`${base.replace('https:', 'http:').replace('localhost', '127.0.0.1')}/api/v1/users/`, { token });
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers['strict-transport-security'], undefined);
+
+    // The CLI reaches the running service's database.
+    const createdClient = await cli(env, 'clients', 'create', '--name', 'Fleet app', '--json');
+    const issued = JSON.parse(createdClient.stdout) as Record<string, string>;
+    assert.deepEqual(Object.keys(issued).sort(), ['client_id', 'token']);
+    assert.equal((await call(`${base}/api/v1/users/`, { ca, token: issued.token })).status, 200);
+    const second = JSON.parse((await cli(env, 'tokens', 'issue', issued.client_id as string, '--expires-in', '30d', '--json')).stdout) as Record<
+      string,
+      string
+    >;
+    assert.equal((await call(`${base}/api/v1/users/`, { ca, token: second.token })).status, 200);
+
+    // Revocation and disabling take effect on the running service within 5 s.
+    const waitFor401 = async (t: string) => {
+      const started = Date.now();
+      while (Date.now() - started < 6_000) {
+        if ((await call(`${base}/api/v1/users/`, { ca, token: t })).status === 401) return Date.now() - started;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return Number.POSITIVE_INFINITY;
+    };
+    await cli(env, 'tokens', 'revoke', second.token_id as string);
+    assert.ok((await waitFor401(second.token as string)) <= 5_000, 'revoked token refused within 5 s');
+    assert.equal((await call(`${base}/api/v1/users/`, { ca, token: issued.token })).status, 200, 'other tokens still work');
+    await cli(env, 'clients', 'disable', issued.client_id as string);
+    assert.ok((await waitFor401(issued.token as string)) <= 5_000, 'disabled client refused within 5 s');
+    const listed = JSON.parse((await cli(env, 'clients', 'list', '--json')).stdout) as { name: string; disabled_at: string | null }[];
+    assert.deepEqual(listed.map((c) => [c.name, c.disabled_at !== null]).sort(), [
+      ['Fleet app', true],
+      ['demo', false],
+    ]);
+
+    // SIGTERM: clean exit, PostgreSQL stopped.
+    assert.equal(await service.stop('SIGTERM'), 0);
+    assert.ok(!existsSync(path.join(dataDir, 'postgres/postmaster.pid')), 'PostgreSQL stopped');
+
+    // The CLI works while the service is down (it starts and stops the database itself).
+    const offline = JSON.parse((await cli(env, 'clients', 'list', '--json')).stdout) as unknown[];
+    assert.equal(offline.length, 2);
+    assert.ok(!existsSync(path.join(dataDir, 'postgres/postmaster.pid')), 'the CLI stopped the database it started');
+
+    // Second start: same token, key, certificate and data.
+    const again = new Service(env);
+    await again.start();
+    assert.equal((await readFile(path.join(dataDir, 'demo-token'), 'utf8')).trim(), token);
+    assert.equal(await readFile(path.join(dataDir, 'keys/operator-signing-key.pem'), 'utf8'), key);
+    assert.equal(await readFile(path.join(dataDir, 'tls/localhost-cert.pem'), 'utf8'), ca);
+    const kept = await call(`${base}/api/v1/users/${userId}/`, { ca, token });
+    assert.equal(kept.status, 200);
+    assert.equal(JSON.parse(kept.body).custom_properties.external_id, 'survives-restart');
+    assert.equal(await again.stop('SIGINT'), 0);
+    assert.ok(!existsSync(path.join(dataDir, 'postgres/postmaster.pid')), 'PostgreSQL stopped after SIGINT');
+  });
+
+  test('an invalid setting stops start-up with a message naming the variable', async () => {
+    await assert.rejects(
+      run(process.execPath, [path.join(root, 'src/main.ts')], { cwd: root, env: { ...process.env, ...env, PORT: 'eighty' } }),
+      (error: { code: number; stderr: string }) => {
+        assert.equal(error.code, 2);
+        assert.match(error.stderr, /PORT/);
+        return true;
+      },
+    );
+  });
+});
