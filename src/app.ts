@@ -11,6 +11,7 @@ import type { Database } from './platform/db.ts';
 import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platform/errors.ts';
 import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
+import { ProblemSchema } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 
 export interface AppDeps {
@@ -86,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
         params: Type.Object({ code: Type.String() }),
         response: {
           200: Type.Object({ type: Type.String(), code: Type.String(), title: Type.String(), status: Type.Integer(), description: Type.String() }),
-          404: Type.Any(),
+          404: ProblemSchema,
         },
       },
     },

@@ -82,7 +82,7 @@ async function ensureRunAs(log: (msg: string) => void): Promise<RunAs> {
 
 function spawnAs(command: string, args: string[], runAs: RunAs): Promise<{ code: number; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const child = spawn(command, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();

@@ -106,7 +106,16 @@ export function createDualProtocolServer(material: TlsMaterial, handler: Handler
     socket.on('error', () => socket.destroy()); // a client resetting before its first byte
     dispatch(socket);
   });
-  // Plain connections are not tracked by the https server: close them with it.
-  server.on('close', () => plain.closeAllConnections());
+  // Plain connections live in the plain server's bookkeeping: close them with the https server's.
+  const closeIdle = server.closeIdleConnections.bind(server);
+  const closeAll = server.closeAllConnections.bind(server);
+  server.closeIdleConnections = () => {
+    closeIdle();
+    plain.closeIdleConnections();
+  };
+  server.closeAllConnections = () => {
+    closeAll();
+    plain.closeAllConnections();
+  };
   return server;
 }
