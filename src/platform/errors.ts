@@ -21,7 +21,6 @@ export const ERROR_CODES = {
   },
   https_required: { status: 403, title: 'HTTPS required', description: 'The API is served over HTTPS only.' },
   not_found: { status: 404, title: 'Not found', description: 'The resource does not exist or belongs to another client.' },
-  method_not_allowed: { status: 405, title: 'Method not allowed', description: 'The resource does not support this HTTP method.' },
   conflict: { status: 409, title: 'Conflict', description: 'The request conflicts with the current state, or an identical request is still in flight.' },
   already_charging: { status: 409, title: 'Already charging', description: 'The user has an unfinished charging session.' },
   already_stopped: { status: 409, title: 'Already stopped', description: 'The charging session has already ended.' },

@@ -101,7 +101,7 @@ export function usersRoutes(deps: UsersRoutesDeps) {
           security,
           params: UserIdParams,
           headers: IdempotencyHeaders,
-          response: withErrors({ 204: Type.Null({ description: 'Deleted.' }) }, [402, 404, 409, 422]),
+          response: withErrors({ 204: Type.Null({ description: 'Deleted.' }) }, [400, 402, 404, 409, 422]),
         },
       },
       (request, reply) =>

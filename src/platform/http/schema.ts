@@ -45,7 +45,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 export function withErrors<T extends Record<number, TSchema>>(success: T, codes: number[] = []) {
   const responses: Record<number, TSchema> = { ...success };
   for (const code of [...new Set([...codes, 401, 403, 500])].sort()) {
-    responses[code] = { ...ProblemSchema, description: ERROR_DESCRIPTIONS[code] ?? 'Problem.' } as TSchema;
+    responses[code] = {
+      description: ERROR_DESCRIPTIONS[code] ?? 'Problem.',
+      content: { 'application/problem+json': { schema: ProblemSchema } },
+    } as unknown as TSchema;
   }
   return responses as T & Record<number, TSchema>;
 }

@@ -140,6 +140,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
 
+  // Bodies are JSON only: anything else (text/plain included) is 415.
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? compilers.body : compilers.query).compile(schema));
 
   app.addHook('onRequest', async (request, reply) => {
@@ -153,7 +155,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       return;
     }
     const exempt = config.mode !== 'production' && !config.trustProxy && isLoopback(request.raw.socket?.remoteAddress);
-    const probe = request.url === '/healthz' || request.url === '/readyz';
+    const pathname = request.url.split('?')[0];
+    const probe = pathname === '/healthz' || pathname === '/readyz';
     if (!exempt && !probe) {
       throw new AppError('https_required', 'This API is served over HTTPS only; repeat the request with https://.');
     }
