@@ -57,7 +57,14 @@ export async function main(): Promise<void> {
 
     const keys = await loadSigningKeys(config.jwt, { create: true });
     if (keys.created) log.info({ file: config.jwt.privateKeyFile }, `generated the operator token-signing key (${config.jwt.algorithm})`);
-    const clients = createClientsService({ db, clock, jwt: config.jwt, keys, cacheTtlMs: config.authCacheTtlMs });
+    const clients = createClientsService({
+      db,
+      clock,
+      jwt: config.jwt,
+      keys,
+      cacheTtlMs: config.authCacheTtlMs,
+      acceptUnregisteredTokens: config.jwt.jwksUrl !== undefined,
+    });
 
     const tls = config.trustProxy ? undefined : await ensureCertificate(config.tls);
     if (tls?.created) log.info({ file: config.tls.certFile }, 'generated a self-signed TLS certificate for localhost');

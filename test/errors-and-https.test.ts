@@ -100,6 +100,11 @@ describe('problem+json on every error', () => {
     assertProblemShape(res, 413, 'payload_too_large');
   });
 
+  test('a malformed percent-encoding in the path is a 400 problem with a request id', async () => {
+    const res = await t.call('GET', '/api/v1/users/%E0%A4%A/', { token });
+    assertProblemShape(res, 400, 'validation_error');
+  });
+
   test('415 unsupported media type', async () => {
     const res = await t.call('POST', '/api/v1/users/', { token, body: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     assertProblemShape(res, 415, 'unsupported_media_type');

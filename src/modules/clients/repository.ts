@@ -59,10 +59,11 @@ export async function findCredentialState(
   db: Queryable,
   clientId: string,
   jti: string,
-): Promise<{ client_disabled: boolean; token_revoked: boolean } | undefined> {
-  const { rows } = await db.query<{ client_disabled: boolean; token_revoked: boolean }>(
+): Promise<{ client_disabled: boolean; token_revoked: boolean; token_registered: boolean } | undefined> {
+  const { rows } = await db.query<{ client_disabled: boolean; token_revoked: boolean; token_registered: boolean }>(
     `SELECT c.disabled_at IS NOT NULL AS client_disabled,
-            EXISTS (SELECT 1 FROM api_tokens t WHERE t.jti = $2 AND (t.revoked_at IS NOT NULL OR t.client_id <> c.id)) AS token_revoked
+            EXISTS (SELECT 1 FROM api_tokens t WHERE t.jti = $2 AND (t.revoked_at IS NOT NULL OR t.client_id <> c.id)) AS token_revoked,
+            EXISTS (SELECT 1 FROM api_tokens t WHERE t.jti = $2 AND t.client_id = c.id) AS token_registered
        FROM api_clients c WHERE c.id = $1`,
     [clientId, jti],
   );

@@ -45,6 +45,8 @@ export interface ClientsServiceDeps {
   keys: SigningKeys;
   /** How long a positive or negative credential check is reused; bounds revocation latency. */
   cacheTtlMs: number;
+  /** True when tokens come from an external issuer (JWKS) and are not registered with us. */
+  acceptUnregisteredTokens?: boolean;
 }
 
 export function createClientsService(deps: ClientsServiceDeps) {
@@ -91,7 +93,18 @@ export function createClientsService(deps: ClientsServiceDeps) {
     const hit = cache.get(key);
     if (hit && now - hit.at < deps.cacheTtlMs) return hit.failure;
     const state = await repo.findCredentialState(db, clientId, jti);
-    const failure = !state ? 'unknown client' : state.client_disabled ? 'client disabled' : state.token_revoked ? 'token revoked' : undefined;
+    // Tokens we sign are registered when issued, so an unregistered one cannot be
+    // revoked and is refused. Tokens from a JWKS issuer are not registered here;
+    // for them only the deny-list (revoked jti) applies.
+    const failure = !state
+      ? 'unknown client'
+      : state.client_disabled
+        ? 'client disabled'
+        : state.token_revoked
+          ? 'token revoked'
+          : !state.token_registered && !deps.acceptUnregisteredTokens
+            ? 'unknown token'
+            : undefined;
     if (cache.size > 50_000) cache.clear();
     cache.set(key, { at: now, failure });
     return failure;

@@ -136,7 +136,20 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // Ids are bounded by Node's 16 KiB header limit; a long malformed id must reach
+    // the handlers (401 without a token, else 404), not a router error.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 16_384 },
+    // Errors raised before routing (a malformed percent-encoding) still get a problem body.
+    frameworkErrors: (error, request, reply) => {
+      void reply.header('X-Request-Id', request.id);
+      const problem =
+        error.code === 'FST_ERR_BAD_URL'
+          ? new AppError('validation_error', 'The URL is not validly percent-encoded.', {
+              errors: [{ field: 'url', message: 'is not validly percent-encoded' }],
+            })
+          : toAppError(error as FastifyError);
+      return sendProblem(reply, problem, config.publicBaseUrl);
+    },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
 
