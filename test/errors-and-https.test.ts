@@ -4,9 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../src/app.ts';
 import { ConfigError, loadConfig } from '../src/platform/config.ts';
 import { createDatabase } from '../src/platform/db.ts';
-import { ERROR_CODES, type ErrorCode } from '../src/platform/errors.ts';
+import { ERROR_CODES } from '../src/platform/errors.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
-import { BASE_URL, setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
+import { assertProblem, BASE_URL, setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
 
 let t: TestContext;
 let token: string;
@@ -20,109 +20,82 @@ after(() => t.close());
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The full problem+json contract, stricter than helpers' assertProblem: exact keys and the code table's title. */
-function assertProblemShape(res: TestResponse, status: number, code: ErrorCode): void {
-  assert.equal(res.status, status, res.text);
-  assert.match(String(res.headers['content-type']), /^application\/problem\+json; charset=utf-8$/);
-  const body = res.body;
-  const keys = Object.keys(body).sort();
-  const expected = ['detail', 'error', 'request_id', 'status', 'title', 'type'];
-  assert.deepEqual(
-    keys.filter((k) => k !== 'errors'),
-    expected,
-  );
-  assert.equal(body.type, `${BASE_URL}/problems/${code}`);
-  assert.match(body.type, new RegExp(`/problems/${code}$`));
-  assert.equal(body.title, ERROR_CODES[code].title);
-  assert.equal(body.status, status);
-  assert.equal(typeof body.detail, 'string');
-  assert.ok(body.detail.length > 0);
-  assert.deepEqual(Object.keys(body.error).sort(), ['details', 'type']);
-  assert.equal(body.error.type, code);
-  assert.equal(body.error.details, body.detail);
-  assert.equal(typeof body.request_id, 'string');
-  assert.ok(body.request_id.length >= 8);
-  assert.equal(res.headers['x-request-id'], body.request_id);
-  if (body.errors !== undefined) {
-    assert.ok(Array.isArray(body.errors) && body.errors.length > 0);
-    for (const e of body.errors) assert.deepEqual(Object.keys(e).sort(), ['field', 'message']);
-  }
-}
 
 describe('problem+json on every error', () => {
   test('400 validation_error names the fields', async () => {
     const res = await t.call('POST', '/api/v1/users/', { token, body: { locale: 'xx' } });
-    assertProblemShape(res, 400, 'validation_error');
+    assertProblem(res, 400, 'validation_error');
     assert.equal(res.body.errors[0].field, 'locale');
   });
 
   test('400 malformed JSON', async () => {
     const res = await t.call('POST', '/api/v1/users/', { token, body: '{', headers: { 'content-type': 'application/json' } });
-    assertProblemShape(res, 400, 'validation_error');
+    assertProblem(res, 400, 'validation_error');
     assert.deepEqual(res.body.errors, [{ field: 'body', message: 'is not valid JSON' }]);
   });
 
   test('400 empty JSON body', async () => {
     const res = await t.call('POST', '/api/v1/users/', { token, body: '', headers: { 'content-type': 'application/json' } });
-    assertProblemShape(res, 400, 'validation_error');
+    assertProblem(res, 400, 'validation_error');
   });
 
   test('401 without a token, with a WWW-Authenticate challenge', async () => {
     const res = await t.call('GET', '/api/v1/users/');
-    assertProblemShape(res, 401, 'unauthorized');
+    assertProblem(res, 401, 'unauthorized');
     assert.match(String(res.headers['www-authenticate']), /^Bearer /);
   });
 
   test('401 with a malformed Authorization header', async () => {
     const res = await t.call('GET', '/api/v1/users/', { headers: { authorization: 'Basic abc' } });
-    assertProblemShape(res, 401, 'unauthorized');
+    assertProblem(res, 401, 'unauthorized');
   });
 
   test('404 unknown route (with or without a token)', async () => {
     const res = await t.call('GET', '/api/v1/nothing-here', { token });
-    assertProblemShape(res, 404, 'not_found');
+    assertProblem(res, 404, 'not_found');
     assert.equal(res.body.detail, 'No resource at GET /api/v1/nothing-here.');
-    assertProblemShape(await t.call('GET', '/nope?x=1'), 404, 'not_found');
-    assertProblemShape(await t.call('DELETE', '/api/v1/users/', { token }), 404, 'not_found');
+    assertProblem(await t.call('GET', '/nope?x=1'), 404, 'not_found');
+    assertProblem(await t.call('DELETE', '/api/v1/users/', { token }), 404, 'not_found');
   });
 
   test('404 unknown user', async () => {
-    assertProblemShape(await t.call('GET', '/api/v1/users/00000000-0000-4000-8000-000000000000/', { token }), 404, 'not_found');
+    assertProblem(await t.call('GET', '/api/v1/users/00000000-0000-4000-8000-000000000000/', { token }), 404, 'not_found');
   });
 
   test('409 conflict', async () => {
     const body = { custom_properties: { external_id: 'errors-dup' } };
     assert.equal((await t.call('POST', '/api/v1/users/', { token, body })).status, 201);
-    assertProblemShape(await t.call('POST', '/api/v1/users/', { token, body }), 409, 'conflict');
+    assertProblem(await t.call('POST', '/api/v1/users/', { token, body }), 409, 'conflict');
   });
 
   test('413 payload too large', async () => {
     const res = await t.call('POST', '/api/v1/users/', { token, body: { email: 'x'.repeat(1024 * 1024 + 10) } });
-    assertProblemShape(res, 413, 'payload_too_large');
+    assertProblem(res, 413, 'payload_too_large');
   });
 
   test('a malformed percent-encoding in the path is a 400 problem with a request id', async () => {
     const res = await t.call('GET', '/api/v1/users/%E0%A4%A/', { token });
-    assertProblemShape(res, 400, 'validation_error');
+    assertProblem(res, 400, 'validation_error');
   });
 
   test('415 unsupported media type', async () => {
     const res = await t.call('POST', '/api/v1/users/', { token, body: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    assertProblemShape(res, 415, 'unsupported_media_type');
+    assertProblem(res, 415, 'unsupported_media_type');
   });
 
   test('415 for a text/plain body too', async () => {
     const res = await t.call('POST', '/api/v1/users/', { token, body: '{"locale":"en"}', headers: { 'content-type': 'text/plain' } });
-    assertProblemShape(res, 415, 'unsupported_media_type');
+    assertProblem(res, 415, 'unsupported_media_type');
     const user = (await t.call('POST', '/api/v1/users/', { token, body: {} })).body;
     const del = await t.call('DELETE', `/api/v1/users/${user.id}/`, { token, body: 'please', headers: { 'content-type': 'text/plain' } });
-    assertProblemShape(del, 415, 'unsupported_media_type');
+    assertProblem(del, 415, 'unsupported_media_type');
   });
 
   test('422 idempotency_conflict', async () => {
     const k = 'errors-test-key-1';
     assert.equal((await t.call('POST', '/api/v1/users/', { token, body: { locale: 'en' }, headers: { 'idempotency-key': k } })).status, 201);
     const res = await t.call('POST', '/api/v1/users/', { token, body: { locale: 'de' }, headers: { 'idempotency-key': k } });
-    assertProblemShape(res, 422, 'idempotency_conflict');
+    assertProblem(res, 422, 'idempotency_conflict');
   });
 
   test('the type URI of a problem resolves to its description', async () => {
@@ -184,7 +157,7 @@ describe('/problems', () => {
 
   test('an unknown code is a 404 problem, including inherited property names', async () => {
     for (const code of ['no_such_code', 'toString', 'constructor', '__proto__']) {
-      assertProblemShape(await t.call('GET', `/problems/${code}`), 404, 'not_found');
+      assertProblem(await t.call('GET', `/problems/${code}`), 404, 'not_found');
     }
   });
 });
@@ -209,7 +182,7 @@ describe('500 and health', () => {
       headers: { authorization: `Bearer ${token}`, 'x-request-id': 'support-case-0001' },
     });
     const parsed: TestResponse = { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body), text: res.body };
-    assertProblemShape(parsed, 500, 'unexpected_error');
+    assertProblem(parsed, 500, 'unexpected_error');
     assert.equal(parsed.body.request_id, 'support-case-0001');
     assert.ok(parsed.body.detail.includes('support-case-0001'), parsed.body.detail);
     assert.equal(parsed.body.errors, undefined);
@@ -281,9 +254,9 @@ describe('HTTPS rules', () => {
 
     test('a plain request to the API is 403 https_required, before authentication', async () => {
       const res = await prod.call('GET', '/api/v1/users/', { token: prodToken });
-      assertProblemShape(res, 403, 'https_required');
-      assertProblemShape(await prod.call('GET', '/api/v1/users/'), 403, 'https_required');
-      assertProblemShape(await prod.call('POST', '/api/v1/users/', { token: prodToken, body: {} }), 403, 'https_required');
+      assertProblem(res, 403, 'https_required');
+      assertProblem(await prod.call('GET', '/api/v1/users/'), 403, 'https_required');
+      assertProblem(await prod.call('POST', '/api/v1/users/', { token: prodToken, body: {} }), 403, 'https_required');
       const { rows } = await prod.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users');
       assert.equal(rows[0]?.n, 0, 'the refused POST created nothing');
     });
@@ -299,7 +272,7 @@ describe('HTTPS rules', () => {
 
     test('x-forwarded-proto is ignored without TRUST_PROXY', async () => {
       const res = await prod.call('GET', '/api/v1/users/', { token: prodToken, headers: { 'x-forwarded-proto': 'https' } });
-      assertProblemShape(res, 403, 'https_required');
+      assertProblem(res, 403, 'https_required');
       assert.equal(res.headers['strict-transport-security'], undefined);
     });
   });
@@ -326,14 +299,14 @@ describe('HTTPS rules', () => {
 
     test('HSTS is sent on error answers over HTTPS too', async () => {
       const res = await proxied.call('GET', '/api/v1/users/', { headers: { 'x-forwarded-proto': 'https' } });
-      assertProblemShape(res, 401, 'unauthorized');
+      assertProblem(res, 401, 'unauthorized');
       assert.ok(maxAge(res) >= 31536000);
     });
 
     test('without x-forwarded-proto, or with http, it is 403 https_required', async () => {
-      assertProblemShape(await proxied.call('GET', '/api/v1/users/', { token: proxiedToken }), 403, 'https_required');
+      assertProblem(await proxied.call('GET', '/api/v1/users/', { token: proxiedToken }), 403, 'https_required');
       const plain = await proxied.call('GET', '/api/v1/users/', { token: proxiedToken, headers: { 'x-forwarded-proto': 'http' } });
-      assertProblemShape(plain, 403, 'https_required');
+      assertProblem(plain, 403, 'https_required');
       assert.equal(plain.headers['strict-transport-security'], undefined);
     });
 
@@ -341,7 +314,7 @@ describe('HTTPS rules', () => {
       const res = await proxied.call('GET', '/api/v1/users/', { token: proxiedToken, headers: { 'x-forwarded-proto': 'http, https' } });
       assert.equal(res.status, 200, res.text);
       const spoofed = await proxied.call('GET', '/api/v1/users/', { token: proxiedToken, headers: { 'x-forwarded-proto': 'https, http' } });
-      assertProblemShape(spoofed, 403, 'https_required');
+      assertProblem(spoofed, 403, 'https_required');
     });
   });
 });

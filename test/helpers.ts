@@ -10,6 +10,7 @@ import type { SigningKeys } from '../src/platform/auth/keys.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { type Config, loadConfig } from '../src/platform/config.ts';
 import { createDatabase, type Database } from '../src/platform/db.ts';
+import { ERROR_CODES, type ErrorCode } from '../src/platform/errors.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
 
 export const BASE_URL = 'https://api.charging-access.test';
@@ -124,14 +125,30 @@ export async function setupTestApp(options: { env?: Record<string, string>; auth
 }
 
 /** Asserts the one problem+json shape every error answer has. */
-export function assertProblem(res: TestResponse, status: number, type: string): void {
+export function assertProblem(res: TestResponse, status: number, code: ErrorCode): void {
   assert.equal(res.status, status, res.text);
-  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.error.type, type);
-  assert.equal(res.body.type, `${BASE_URL}/problems/${type}`);
-  assert.equal(typeof res.body.title, 'string');
-  assert.equal(typeof res.body.detail, 'string');
-  assert.equal(res.body.error.details, res.body.detail);
-  assert.equal(res.body.request_id, res.headers['x-request-id']);
+  assert.match(String(res.headers['content-type']), /^application\/problem\+json; charset=utf-8$/);
+  const body = res.body;
+  const keys = Object.keys(body).sort();
+  const expected = ['detail', 'error', 'request_id', 'status', 'title', 'type'];
+  assert.deepEqual(
+    keys.filter((k) => k !== 'errors'),
+    expected,
+  );
+  assert.equal(body.type, `${BASE_URL}/problems/${code}`);
+  assert.match(body.type, new RegExp(`/problems/${code}$`));
+  assert.equal(body.title, ERROR_CODES[code].title);
+  assert.equal(body.status, status);
+  assert.equal(typeof body.detail, 'string');
+  assert.ok(body.detail.length > 0);
+  assert.deepEqual(Object.keys(body.error).sort(), ['details', 'type']);
+  assert.equal(body.error.type, code);
+  assert.equal(body.error.details, body.detail);
+  assert.equal(typeof body.request_id, 'string');
+  assert.ok(body.request_id.length >= 8);
+  assert.equal(res.headers['x-request-id'], body.request_id);
+  if (body.errors !== undefined) {
+    assert.ok(Array.isArray(body.errors) && body.errors.length > 0);
+    for (const e of body.errors) assert.deepEqual(Object.keys(e).sort(), ['field', 'message']);
+  }
 }
