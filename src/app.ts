@@ -3,6 +3,8 @@
 import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import { Type } from 'typebox';
+import type { Catalogue } from './modules/stations/catalogue.ts';
+import { stationsRoutes } from './modules/stations/routes.ts';
 import { usersRoutes } from './modules/users/routes.ts';
 import { createUsersService } from './modules/users/service.ts';
 import type { Clock } from './platform/clock.ts';
@@ -19,6 +21,7 @@ export interface AppDeps {
   db: Database;
   clock: Clock;
   authenticate: Authenticate;
+  catalogue: Catalogue;
   serverFactory?: HttpAppOptions['serverFactory'];
   logger?: HttpAppOptions['logger'];
   loggerInstance?: HttpAppOptions['loggerInstance'];
@@ -106,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     async (api) => {
       requireBearerToken(api as HttpApp, deps.authenticate);
       await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
+      await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
     },
     { prefix: API_PREFIX },
   );

@@ -7,10 +7,14 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { buildApp } from './app.ts';
 import { createClientsService } from './modules/clients/service.ts';
+import { createCatalogue } from './modules/stations/catalogue.ts';
+import { createIngestion } from './modules/stations/ingest.ts';
+import { loadGeneratedCatalogue } from './modules/stations/loader.ts';
+import { CATALOGUE_CHANNEL, countLocations } from './modules/stations/repository.ts';
 import { loadSigningKeys } from './platform/auth/keys.ts';
 import { systemClock } from './platform/clock.ts';
 import { type Config, ConfigError, loadConfig } from './platform/config.ts';
-import { createDatabase } from './platform/db.ts';
+import { createDatabase, listen } from './platform/db.ts';
 import { startEmbeddedPostgres } from './platform/embedded-postgres.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
 import { loggerOptions } from './platform/http/server.ts';
@@ -51,6 +55,7 @@ export async function main(): Promise<void> {
   };
 
   let app: Awaited<ReturnType<typeof buildApp>>;
+  let stopListening: (() => Promise<void>) | undefined;
   try {
     const migrations = await migrate(db);
     if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
@@ -76,11 +81,31 @@ export async function main(): Promise<void> {
       log.info({ client_id: demo.clientId, file: demoTokenFile }, 'created the demo API client; its token is in the file');
     }
 
+    if (config.stationsDefaultLocations > 0 && (await countLocations(db)) === 0) {
+      const started = performance.now();
+      log.info({ locations: config.stationsDefaultLocations, seed: config.stationsSeed }, 'first start: loading a generated station catalogue');
+      const loaded = await loadGeneratedCatalogue(createIngestion({ db, clock }), { locations: config.stationsDefaultLocations, seed: config.stationsSeed });
+      log.info({ ...loaded, ms: Math.round(performance.now() - started) }, 'generated station catalogue loaded');
+    }
+    const catalogue = createCatalogue({ db, clock, log: (message, fields) => log.info(fields ?? {}, message) });
+    await catalogue.reload();
+    // Every process follows catalogue changes made by any other (OCPI pushes, imports from the CLI).
+    const listener = listen(
+      db,
+      CATALOGUE_CHANNEL,
+      () => {
+        catalogue.reload().catch((error: Error) => log.error({ err: error }, 'reloading the station catalogue failed'));
+      },
+      (error) => log.warn({ err: error }, 'catalogue change listener lost its connection; reconnecting'),
+    );
+    stopListening = listener.stop;
+
     app = await buildApp({
       config,
       db,
       clock,
       authenticate: clients.authenticate,
+      catalogue,
       loggerInstance: log,
       serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler) : createHttpServer(handler)),
     });
@@ -125,6 +150,7 @@ export async function main(): Promise<void> {
     force.unref();
     await app.close().catch((error: Error) => log.error({ err: error }, 'closing the HTTP server failed'));
     clearTimeout(force);
+    await stopListening?.();
     await cleanup();
     log.info('stopped');
     process.exit(0);

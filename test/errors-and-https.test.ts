@@ -168,7 +168,7 @@ describe('500 and health', () => {
 
   before(async () => {
     brokenDb = createDatabase('postgres://nobody:wrong@127.0.0.1:1/none');
-    broken = await buildApp({ config: t.config, db: brokenDb, clock: t.clock, authenticate: t.clients.authenticate, logger: false });
+    broken = await buildApp({ config: t.config, db: brokenDb, clock: t.clock, authenticate: t.clients.authenticate, catalogue: t.catalogue, logger: false });
   });
   after(async () => {
     await broken.close();

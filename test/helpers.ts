@@ -6,6 +6,8 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { createClientsService } from '../src/modules/clients/service.ts';
+import { type Catalogue, createCatalogue } from '../src/modules/stations/catalogue.ts';
+import { createIngestion, type Ingestion } from '../src/modules/stations/ingest.ts';
 import type { SigningKeys } from '../src/platform/auth/keys.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { type Config, loadConfig } from '../src/platform/config.ts';
@@ -74,6 +76,8 @@ export interface TestContext {
   clock: ReturnType<typeof manualClock>;
   keys: SigningKeys;
   clients: ReturnType<typeof createClientsService>;
+  catalogue: Catalogue;
+  ingestion: Ingestion;
   /** Creates an API client with a token. */
   newClient(name?: string): Promise<{ clientId: string; token: string; jti: string }>;
   call(method: string, url: string, options?: CallOptions): Promise<TestResponse>;
@@ -87,7 +91,9 @@ export async function setupTestApp(options: { env?: Record<string, string>; auth
   const clock = manualClock(new Date());
   const keys = testKeys();
   const clients = createClientsService({ db, clock, jwt: config.jwt, keys, cacheTtlMs: options.authCacheTtlMs ?? config.authCacheTtlMs });
-  const app = await buildApp({ config, db, clock, authenticate: clients.authenticate, logger: false });
+  const catalogue = createCatalogue({ db, clock });
+  const ingestion = createIngestion({ db, clock });
+  const app = await buildApp({ config, db, clock, authenticate: clients.authenticate, catalogue, logger: false });
   let counter = 0;
   return {
     app,
@@ -96,6 +102,8 @@ export async function setupTestApp(options: { env?: Record<string, string>; auth
     clock,
     keys,
     clients,
+    catalogue,
+    ingestion,
     async close() {
       await app.close();
       await drop();

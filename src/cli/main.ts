@@ -3,6 +3,9 @@
 // whether or not the service is running.
 import { parseArgs } from 'node:util';
 import { createClientsService, parseDuration } from '../modules/clients/service.ts';
+import { createIngestion } from '../modules/stations/ingest.ts';
+import { importOcpiFile, loadGeneratedCatalogue, type Progress } from '../modules/stations/loader.ts';
+import * as stationsRepo from '../modules/stations/repository.ts';
 import { loadSigningKeys } from '../platform/auth/keys.ts';
 import { systemClock } from '../platform/clock.ts';
 import { type Config, ConfigError, loadConfig } from '../platform/config.ts';
@@ -18,6 +21,11 @@ Commands:
   clients disable CLIENT_ID                                 disable a client (its tokens stop working within 5 s)
   tokens issue CLIENT_ID [--expires-in 30d] [--json]        issue another token for a client
   tokens revoke JTI                                         revoke a token by its id (jti)
+  stations generate --locations N [--seed S]               generate a Europe-wide OCPI catalogue and load it
+  stations import FILE                                      load OCPI Locations and Tariffs (JSON array or NDJSON)
+  partners add NAME --logo-url URL                          mark an operator as partner (with its logo)
+  partners list [--json]                                    list partner operators
+  partners remove NAME                                      unmark a partner
   migrate                                                   apply database migrations
 
 The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).`;
@@ -58,6 +66,25 @@ async function clientsService(session: Session) {
   return createClientsService({ db: session.db, clock: systemClock, jwt: session.config.jwt, keys, cacheTtlMs: 0 });
 }
 
+function positiveInteger(flag: string, text: string, min = 1): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > 10_000_000) throw new UsageError(`${flag} must be an integer >= ${min}`);
+  return Number(text);
+}
+
+/** Progress on a terminal (stderr), nothing when output is redirected. */
+function progress(unit: string): Progress | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  let last = 0;
+  return (done, total) => {
+    const now = performance.now();
+    if (now - last < 200 && done !== total) return;
+    last = now;
+    const share = total ? ` (${Math.floor((100 * done) / total)}%)` : '';
+    process.stderr.write(`\r${done}${total ? `/${total}` : ''} ${unit}${share}   `);
+    if (done === total) process.stderr.write('\n');
+  };
+}
+
 function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
@@ -70,6 +97,9 @@ async function run(argv: string[]): Promise<void> {
       name: { type: 'string' },
       'expires-in': { type: 'string' },
       json: { type: 'boolean', default: false },
+      locations: { type: 'string' },
+      seed: { type: 'string' },
+      'logo-url': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -81,10 +111,30 @@ async function run(argv: string[]): Promise<void> {
   const json = values.json ?? false;
   const expiresInMs = values['expires-in'] ? parseDuration(values['expires-in']) : undefined;
   const command = `${group} ${action ?? ''}`.trim();
-  const known = ['clients create', 'clients list', 'clients disable', 'tokens issue', 'tokens revoke', 'migrate'];
+  const known = [
+    'clients create',
+    'clients list',
+    'clients disable',
+    'tokens issue',
+    'tokens revoke',
+    'stations generate',
+    'stations import',
+    'partners add',
+    'partners list',
+    'partners remove',
+    'migrate',
+  ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"`);
   if (command === 'clients create' && !values.name) throw new UsageError('clients create needs --name NAME');
   if (['clients disable', 'tokens issue', 'tokens revoke'].includes(command) && !arg) throw new UsageError(`${command} needs an id`);
+  if (['stations import', 'partners add', 'partners remove'].includes(command) && !arg) throw new UsageError(`${command} needs an argument`);
+  const locations = values.locations === undefined ? undefined : positiveInteger('--locations', values.locations);
+  const seed = values.seed === undefined ? 1 : positiveInteger('--seed', values.seed, 0);
+  if (command === 'stations generate' && locations === undefined) throw new UsageError('stations generate needs --locations N');
+  if (command === 'partners add') {
+    if (!values['logo-url']) throw new UsageError('partners add needs --logo-url URL');
+    if (!/^https?:\/\/\S+$/.test(values['logo-url'])) throw new UsageError('--logo-url must be an http(s) URL');
+  }
 
   const session = await openSession();
   try {
@@ -126,6 +176,39 @@ async function run(argv: string[]): Promise<void> {
           { client_id: issued.clientId, token: issued.token, token_id: issued.jti, expires_at: issued.expiresAt?.toISOString() ?? null },
           `token_id: ${issued.jti}\nexpires:  ${issued.expiresAt?.toISOString() ?? 'never'}\ntoken:    ${issued.token}`,
         );
+        break;
+      }
+      case 'stations generate': {
+        const started = performance.now();
+        const loaded = await loadGeneratedCatalogue(
+          createIngestion({ db: session.db, clock: systemClock }),
+          { locations: locations as number, seed },
+          progress('locations'),
+        );
+        const seconds = ((performance.now() - started) / 1000).toFixed(1);
+        print(json, loaded, `loaded ${loaded.locations} locations and ${loaded.tariffs} tariffs in ${seconds} s`);
+        break;
+      }
+      case 'stations import': {
+        const loaded = await importOcpiFile(createIngestion({ db: session.db, clock: systemClock }), arg as string, progress('objects'));
+        print(json, loaded, `imported ${loaded.locations} locations and ${loaded.tariffs} tariffs`);
+        break;
+      }
+      case 'partners add': {
+        await stationsRepo.upsertPartner(session.db, { name: arg as string, logo_url: values['logo-url'] as string }, systemClock.now());
+        await stationsRepo.notifyCatalogueChanged(session.db, { kind: 'reload' });
+        print(json, { name: arg, logo_url: values['logo-url'] }, `partner ${arg} added`);
+        break;
+      }
+      case 'partners list': {
+        const partners = await stationsRepo.listPartners(session.db);
+        print(json, partners, partners.length === 0 ? 'no partners' : partners.map((p) => `${p.name}  ${p.logo_url}`).join('\n'));
+        break;
+      }
+      case 'partners remove': {
+        if (!(await stationsRepo.deletePartner(session.db, arg as string))) throw new Error(`no partner named ${arg}`);
+        await stationsRepo.notifyCatalogueChanged(session.db, { kind: 'reload' });
+        print(json, { name: arg, removed: true }, `partner ${arg} removed`);
         break;
       }
       case 'tokens revoke': {

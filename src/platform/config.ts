@@ -40,6 +40,9 @@ export interface Config {
   shutdownGraceMs: number;
   /** How long a token/client check is cached; revocation takes effect within this time. */
   authCacheTtlMs: number;
+  /** On a first start with an empty catalogue, generate this many locations (0: none). */
+  stationsDefaultLocations: number;
+  stationsSeed: number;
 }
 
 export class ConfigError extends Error {
@@ -75,6 +78,8 @@ export const CONFIG_VARIABLES = [
   'DEMO_CLIENT',
   'SHUTDOWN_GRACE_MS',
   'AUTH_CACHE_TTL_MS',
+  'STATIONS_DEFAULT_LOCATIONS',
+  'STATIONS_SEED',
 ] as const;
 
 function read(env: Env, name: string): string | undefined {
@@ -191,5 +196,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     demoClient: boolean(env, 'DEMO_CLIENT', true),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2_000, 0, 5_000),
+    stationsDefaultLocations: integer(env, 'STATIONS_DEFAULT_LOCATIONS', 20_000, 0, 3_000_000),
+    stationsSeed: integer(env, 'STATIONS_SEED', 1, 0, 2 ** 31 - 1),
   };
 }

@@ -54,3 +54,52 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   const e = error as { code?: string; constraint?: string };
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
+
+/**
+ * LISTENs on a channel with a dedicated connection, reconnecting after errors
+ * (with a short pause); `onNotify` also runs after a reconnect, since
+ * notifications may have been missed meanwhile.
+ */
+export function listen(
+  db: Database,
+  channel: string,
+  onNotify: (payload: string | undefined) => void,
+  onError?: (error: Error) => void,
+): { stop(): Promise<void> } {
+  let stopped = false;
+  let client: pg.PoolClient | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (reconnect: boolean) => {
+    try {
+      client = await db.pool.connect();
+      client.on('notification', (message) => {
+        if (message.channel === channel) onNotify(message.payload);
+      });
+      client.on('error', (error) => {
+        onError?.(error);
+        client?.release(true);
+        client = undefined;
+        if (!stopped) retry = setTimeout(() => void connect(true), 1_000);
+      });
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      if (reconnect) onNotify(undefined);
+    } catch (error) {
+      onError?.(error as Error);
+      client?.release(true);
+      client = undefined;
+      if (!stopped) retry = setTimeout(() => void connect(true), 1_000);
+    }
+  };
+  void connect(false);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(retry);
+      if (client) {
+        await client.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
+        client.release();
+        client = undefined;
+      }
+    },
+  };
+}

@@ -57,3 +57,22 @@ export function countryByAlpha2(code: string): CountryFacts | undefined {
 export function countryByAlpha3(code: string): CountryFacts | undefined {
   return byAlpha3.get(code.toUpperCase());
 }
+
+/**
+ * Approximate currency units per euro. Used only to scale configured
+ * euro amounts (fallback price, hold limits) into local currencies; never for
+ * billing, which always uses the operator's own tariff currency.
+ */
+export const UNITS_PER_EUR: Readonly<Record<string, string>> = {
+  EUR: '1',
+  CHF: '0.95',
+  GBP: '0.85',
+  SEK: '11',
+  NOK: '11.5',
+  DKK: '7.5',
+  PLN: '4.3',
+  CZK: '25',
+  HUF: '400',
+  RON: '5',
+  ISK: '150',
+};

@@ -1,0 +1,63 @@
+// The one way data enters the station catalogue: the dataset generator, file
+// import and (next) the OCPI receiver all validate and store through here, and
+// every change is announced so each process's in-memory catalogue follows.
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db.ts';
+import { OcpiLocation, OcpiTariff } from './ocpi-schemas.ts';
+import * as repo from './repository.ts';
+
+export class InvalidOcpiObject extends Error {
+  readonly errors: { path: string; message: string }[];
+  constructor(kind: string, id: string, errors: { path: string; message: string }[]) {
+    super(`invalid OCPI ${kind} ${id}: ${errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`);
+    this.name = 'InvalidOcpiObject';
+    this.errors = errors;
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validateLocation = ajv.compile(OcpiLocation) as ValidateFunction<OcpiLocation>;
+const validateTariff = ajv.compile(OcpiTariff) as ValidateFunction<OcpiTariff>;
+
+function check<T>(validate: ValidateFunction<T>, kind: string, value: unknown): T {
+  if (validate(value)) return value;
+  const id = (value as { id?: unknown })?.id;
+  throw new InvalidOcpiObject(
+    kind,
+    typeof id === 'string' ? id : '?',
+    (validate.errors ?? []).map((e) => ({ path: e.instancePath, message: e.message ?? 'is invalid' })),
+  );
+}
+
+export const parseOcpiLocation = (value: unknown): OcpiLocation => check(validateLocation, 'Location', value);
+export const parseOcpiTariff = (value: unknown): OcpiTariff => check(validateTariff, 'Tariff', value);
+
+export interface IngestBatch {
+  parties?: repo.PartyRow[];
+  tariffs?: unknown[];
+  locations?: unknown[];
+}
+
+export function createIngestion(deps: { db: Database; clock: Clock }) {
+  const { db, clock } = deps;
+  return {
+    /** Validates every object first (nothing is stored if one is invalid), then stores all in one transaction. */
+    async ingest(batch: IngestBatch, options: { notify?: boolean } = {}): Promise<{ locations: number; tariffs: number }> {
+      const tariffs = (batch.tariffs ?? []).map(parseOcpiTariff);
+      const locations = (batch.locations ?? []).map(parseOcpiLocation);
+      const counts = await db.transaction(async (tx) => {
+        await repo.upsertParties(tx, batch.parties ?? [], clock.now());
+        const t = await repo.upsertTariffs(tx, tariffs);
+        const l = await repo.upsertLocations(tx, locations);
+        if (options.notify ?? true) await repo.notifyCatalogueChanged(tx, { kind: 'reload' });
+        return { locations: l, tariffs: t };
+      });
+      return counts;
+    },
+    /** Announces a change made by a series of ingest({ notify: false }) calls. */
+    notify: () => repo.notifyCatalogueChanged(db, { kind: 'reload' }),
+  };
+}
+
+export type Ingestion = ReturnType<typeof createIngestion>;

@@ -1,0 +1,66 @@
+// Wire shapes of station discovery: one definition for validation, types and OpenAPI.
+import { Type } from 'typebox';
+import { Nullable } from '../../platform/http/schema.ts';
+import { AMENITIES, API_CONNECTOR_TYPES, CONNECTOR_TYPE_ALIASES } from './projection.ts';
+
+export const ConnectorTypes = Type.Array(Type.String({ enum: [...API_CONNECTOR_TYPES, ...Object.keys(CONNECTOR_TYPE_ALIASES)] }), {
+  description: 'Connector types (repeat the parameter or separate with commas). VENDOR_R/VENDOR_S are accepted for TESLA_R/TESLA_S.',
+});
+
+const Weekday = Type.String({ enum: ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY', 'ALL'] });
+
+const PriceItem = Type.Object({
+  time_from: Type.String({ description: 'HH:MM, local time' }),
+  time_to: Type.String({ description: 'HH:MM, local time; 24:00 is the end of the day' }),
+  date_from: Type.String({ description: 'YYYY-MM-DD, or empty when unbounded' }),
+  date_to: Type.String({ description: 'YYYY-MM-DD (exclusive), or empty when unbounded' }),
+  gross_price: Type.String({ description: 'Excl. VAT; time prices per hour.' }),
+  user_facing_price: Type.String({ description: 'Incl. VAT; time prices per minute.' }),
+  tax: Type.Number({ description: 'VAT percent.' }),
+  grace_period_minutes: Nullable(Type.Number()),
+  blocking_cap: Nullable(Type.String()),
+});
+const PriceComponent = Nullable(
+  Type.Record(Weekday, Type.Array(PriceItem), { description: 'Keyed by weekday (or ALL); items in the tariff order of precedence.' }),
+);
+
+export const PriceGroupSchema = Type.Object({
+  type: Type.String({ description: 'Connector standard of the group.' }),
+  power: Type.Number({ description: 'kW' }),
+  evse_ids: Type.Array(Type.String()),
+  prices: Type.Object({
+    time_price: PriceComponent,
+    kwh_price: PriceComponent,
+    blocking_fee: PriceComponent,
+    session_fee: PriceComponent,
+    starting_fee: PriceComponent,
+  }),
+  local_datetime: Type.String({ format: 'date-time' }),
+  currency: Type.String(),
+  pre_authorization_amount: Type.String({ description: 'Amount held on the payment method when charging starts.' }),
+  is_fallback: Type.Boolean({ description: 'True when the operator sent no tariff and our configured fallback price applies.' }),
+});
+
+export const StationSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  address: Type.String(),
+  coordinates: Type.Object({ latitude: Type.String(), longitude: Type.String() }),
+  opening_times: Type.Object({
+    twentyfourseven: Type.Boolean(),
+    regular_hours: Type.Array(Type.Object({ weekday: Weekday, period_begin: Type.String(), period_end: Type.String() })),
+  }),
+  operator: Type.Object({ name: Type.String(), contact: Type.Object({ phone: Nullable(Type.String()) }) }),
+  evses: Type.Array(Type.Object({ evse_id: Type.String(), status: Type.String() })),
+  last_updated: Type.String({ format: 'date-time' }),
+  price_groups: Type.Array(PriceGroupSchema),
+  speed: Type.String({ enum: ['slow', 'fast', 'turbo'] }),
+  status: Type.String({ enum: ['free', 'busy', 'unknown', 'error'] }),
+  amenities: Type.Array(Type.String({ enum: [...AMENITIES] })),
+  is_partner: Type.Boolean(),
+  logo_url: Type.Optional(Type.String({ format: 'uri' })),
+});
+
+export const StationAroundSchema = Type.Object({ ...StationSchema.properties, distance: Type.Number({ description: 'Meters from the search centre.' }) });
+
+export const PartnerSchema = Type.Object({ name: Type.String(), logo_url: Nullable(Type.String({ format: 'uri' })) });
