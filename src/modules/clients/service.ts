@@ -110,19 +110,23 @@ export function createClientsService(deps: ClientsServiceDeps) {
     return failure;
   }
 
-  function unauthorized(detail: string, withError: boolean): AppError {
-    const challenge = withError ? `Bearer realm="charging-access", error="invalid_token", error_description="${detail}"` : 'Bearer realm="charging-access"';
-    return new AppError('unauthorized', `${detail[0]?.toUpperCase()}${detail.slice(1)}.`, { headers: { 'WWW-Authenticate': challenge } });
-  }
+  // A token's signature is verified once; its verified claims are then reused
+  // until the token expires (bounded map, expiry checked on every hit against
+  // the injected clock). Revocation and disabling are not cached here: they go
+  // through credentialFailure, whose own cache is short.
+  const verified = new Map<string, { sub?: string; jti?: string; exp?: number }>();
+  const VERIFIED_MAX = 10_000;
 
-  /** Authenticates an Authorization header value; throws AppError('unauthorized') on every failure kind. */
-  async function authenticate(authorization: string | undefined): Promise<Principal> {
-    if (!authorization) throw unauthorized('missing bearer token', false);
-    const match = /^Bearer\s+([A-Za-z0-9_.~+/=-]+)\s*$/i.exec(authorization);
-    if (!match?.[1]) throw unauthorized('malformed Authorization header: expected "Bearer <token>"', true);
-    let payload: { sub?: string; jti?: string };
+  async function verifiedClaims(token: string): Promise<{ sub?: string; jti?: string }> {
+    const hit = verified.get(token);
+    if (hit && (hit.exp === undefined || hit.exp * 1000 + 30_000 > clock.now().getTime())) return hit;
+    if (hit) {
+      verified.delete(token);
+      throw unauthorized('token expired', true);
+    }
+    let payload: { sub?: string; jti?: string; exp?: number };
     try {
-      ({ payload } = await jwtVerify(match[1], keys.verifyKey as Parameters<typeof jwtVerify>[1], {
+      ({ payload } = await jwtVerify(token, keys.verifyKey as Parameters<typeof jwtVerify>[1], {
         algorithms: [keys.algorithm],
         issuer: jwt.issuer,
         audience: jwt.audience,
@@ -137,6 +141,22 @@ export function createClientsService(deps: ClientsServiceDeps) {
       if (error instanceof joseErrors.JWTClaimValidationFailed) throw unauthorized(`invalid token claim ${error.claim}`, true);
       throw unauthorized('malformed token', true);
     }
+    if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value as string);
+    verified.set(token, { sub: payload.sub, jti: payload.jti, exp: payload.exp });
+    return payload;
+  }
+
+  function unauthorized(detail: string, withError: boolean): AppError {
+    const challenge = withError ? `Bearer realm="charging-access", error="invalid_token", error_description="${detail}"` : 'Bearer realm="charging-access"';
+    return new AppError('unauthorized', `${detail[0]?.toUpperCase()}${detail.slice(1)}.`, { headers: { 'WWW-Authenticate': challenge } });
+  }
+
+  /** Authenticates an Authorization header value; throws AppError('unauthorized') on every failure kind. */
+  async function authenticate(authorization: string | undefined): Promise<Principal> {
+    if (!authorization) throw unauthorized('missing bearer token', false);
+    const match = /^Bearer\s+([A-Za-z0-9_.~+/=-]+)\s*$/i.exec(authorization);
+    if (!match?.[1]) throw unauthorized('malformed Authorization header: expected "Bearer <token>"', true);
+    const payload = await verifiedClaims(match[1]);
     const { sub, jti } = payload;
     if (typeof sub !== 'string' || !isUuid(sub) || typeof jti !== 'string' || jti.length === 0 || jti.length > 200) {
       throw unauthorized('malformed token', true);

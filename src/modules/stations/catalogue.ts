@@ -225,7 +225,7 @@ export function createCatalogue(options: CatalogueOptions) {
       const hits = ids.map((i) => {
         const location = s.locations[i] as OcpiLocation;
         const km = greatCircleKm(query.longitude, query.latitude, Number(location.coordinates.longitude), Number(location.coordinates.latitude));
-        return { index: i, distance: km * 1000 };
+        return { index: i, distance: Math.round(km * 10_000) / 10 }; // meters, to 0.1 m
       });
       hits.sort((a, b) => a.distance - b.distance || a.index - b.index);
       const results = hits.slice(page.offset, page.offset + page.limit).map((hit) => ({ ...project(s, hit.index), distance: hit.distance }));
