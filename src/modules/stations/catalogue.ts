@@ -15,35 +15,81 @@ import type { Database } from '../../platform/db.ts';
 import { countryByAlpha3, UNITS_PER_EUR } from './european-countries.ts';
 import type { OcpiLocation, OcpiTariff } from './ocpi-schemas.ts';
 import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, type PreAuthorizationRule, type PriceGroup, type PriceGroupOptions } from './price-groups.ts';
-import { connectorMask, operatorName, projectStation, type StationBase, stationStatus } from './projection.ts';
+import {
+  connectorMask,
+  maxPowerKw,
+  operatorName,
+  projectStation,
+  type Speed,
+  type StationBase,
+  type StationStatus,
+  speedOf,
+  stationStatus,
+} from './projection.ts';
 import * as repo from './repository.ts';
+import { buildTileIndex, type TileIndex, tileItems } from './tiles.ts';
 
 export type Station = StationBase & { price_groups: PriceGroup[] };
 
-export interface AroundQuery {
-  latitude: number;
-  longitude: number;
-  /** Radius in meters. */
-  distance: number;
+export interface StationFilter {
+  /** Bit mask of connector types; 0 for any. */
   connectorMask: number;
   onlyAvailable: boolean;
   onlyPartners: boolean;
   /** Lower-cased operator names; empty for any. */
   operators: string[];
+  /** Speeds to keep; empty for any. */
+  speeds?: Speed[];
+  /** Stations whose price is above this (in their own currency) are left out; stations without a price stay. */
+  maxPrice?: number;
 }
 
+export interface AroundQuery extends StationFilter {
+  latitude: number;
+  longitude: number;
+  /** Radius in meters. */
+  distance: number;
+}
+
+export interface TileFeature {
+  type: 'Feature';
+  geometry: { type: 'Point'; coordinates: [string, string] };
+  properties: { count: number; expansion_zoom?: number; speed: Speed; status: StationStatus; operator_id?: string };
+  station_id?: string;
+  cluster_id?: string;
+  custom_properties?: { is_partner: boolean };
+  price_properties?: { price: string; type: 'charging_price' | 'time_price'; currency: string };
+}
+
+const STATUS_CODES: readonly StationStatus[] = ['free', 'busy', 'error', 'unknown'];
+const SPEED_CODES: readonly Speed[] = ['slow', 'fast', 'turbo'];
+const NO_PRICE = -1;
+
 interface Snapshot {
+  version: number;
   size: number;
   stationIds: string[];
   locations: OcpiLocation[];
   index: KDBush;
-  free: Uint8Array;
+  tileIndex: TileIndex;
+  longitudes: Float64Array;
+  latitudes: Float64Array;
+  statusCodes: Uint8Array;
+  speedCodes: Uint8Array;
   connectorMasks: Uint32Array;
   operatorOf: Uint32Array;
   operatorNames: string[];
+  operatorIds: string[];
   operatorPhones: (string | null)[];
+  operatorIsPartner: Uint8Array;
+  /** Price shown on the map, in hundredths of the currency (NO_PRICE when none). */
+  priceHundredths: Int32Array;
+  priceIsTime: Uint8Array;
+  currencyOf: Uint8Array;
+  currencies: string[];
   byStationId: Map<string, number>;
   byEvseId: Map<string, number>;
+  byLocationKey: Map<string, number>;
   tariffs: Map<string, OcpiTariff>;
   partners: Map<string, repo.PartnerRow>;
 }
@@ -89,33 +135,44 @@ export interface CatalogueOptions {
   clock: Clock;
   pricing?: PricingConfig;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** How long a computed tile is reused; bounds how stale a tile may be (default 2 s). */
+  tileCacheTtlMs?: number;
 }
 
 const tariffKey = (countryCode: string, partyId: string, id: string) => `${countryCode}*${partyId}*${id}`;
+const locationKey = (countryCode: string, partyId: string, id: string) => `${countryCode}*${partyId}*${id}`;
 
-function emptySnapshot(): Snapshot {
-  const index = new KDBush(0);
-  index.finish();
-  return {
-    size: 0,
-    stationIds: [],
-    locations: [],
-    index,
-    free: new Uint8Array(0),
-    connectorMasks: new Uint32Array(0),
-    operatorOf: new Uint32Array(0),
-    operatorNames: [],
-    operatorPhones: [],
-    byStationId: new Map(),
-    byEvseId: new Map(),
-    tariffs: new Map(),
-    partners: new Map(),
-  };
+/** The price a map shows for a tariff: its highest kWh price incl. VAT, else its highest time price per minute incl. VAT. */
+function tariffMapPrice(tariff: OcpiTariff): { hundredths: number; isTime: boolean } | undefined {
+  let best: Big | undefined;
+  let bestTime: Big | undefined;
+  for (const element of tariff.elements) {
+    if (element.restrictions?.reservation) continue;
+    for (const component of element.price_components) {
+      const gross = new Big(String(component.price)).times(new Big(String(component.vat ?? 0)).div(100).plus(1));
+      if (component.type === 'ENERGY' && (!best || gross.gt(best))) best = gross;
+      if (component.type === 'TIME' && (!bestTime || gross.gt(bestTime))) bestTime = gross;
+    }
+  }
+  if (best) return { hundredths: Number(best.times(100).round(0, Big.roundHalfUp)), isTime: false };
+  if (bestTime) return { hundredths: Number(bestTime.div(60).times(100).round(0, Big.roundHalfUp)), isTime: true };
+  return undefined;
 }
 
-async function buildSnapshot(db: Database): Promise<Snapshot> {
+function emptyKdIndex(): KDBush {
+  const index = new KDBush(0);
+  index.finish();
+  return index;
+}
+
+let snapshotVersion = 0;
+
+async function buildSnapshot(db: Database, pricing: PricingConfig): Promise<Snapshot> {
   const [parties, tariffRows, partnerRows] = await Promise.all([repo.listParties(db), repo.listTariffs(db), repo.listPartners(db)]);
   const partyByKey = new Map(parties.map((p) => [`${p.country_code}*${p.party_id}`, p]));
+  const tariffs = new Map(tariffRows.map((t) => [tariffKey(t.country_code, t.party_id, t.id), t]));
+  const partners = new Map(partnerRows.map((p) => [p.name.toLowerCase(), p]));
+  const tariffPrices = new Map<string, { hundredths: number; isTime: boolean } | undefined>();
   const stationIds: string[] = [];
   const locations: OcpiLocation[] = [];
   for await (const batch of repo.streamLocations(db)) {
@@ -125,44 +182,151 @@ async function buildSnapshot(db: Database): Promise<Snapshot> {
     }
   }
   const size = locations.length;
-  const index = new KDBush(size, 64);
-  const free = new Uint8Array(size);
-  const connectorMasks = new Uint32Array(size);
-  const operatorOf = new Uint32Array(size);
-  const operatorNames: string[] = [];
-  const operatorPhones: (string | null)[] = [];
+  const index = size > 0 ? new KDBush(size, 64) : emptyKdIndex();
+  const s: Snapshot = {
+    version: ++snapshotVersion,
+    size,
+    stationIds,
+    locations,
+    index,
+    tileIndex: { order: new Uint32Array(0), codes: new Float64Array(0) },
+    longitudes: new Float64Array(size),
+    latitudes: new Float64Array(size),
+    statusCodes: new Uint8Array(size),
+    speedCodes: new Uint8Array(size),
+    connectorMasks: new Uint32Array(size),
+    operatorOf: new Uint32Array(size),
+    operatorNames: [],
+    operatorIds: [],
+    operatorPhones: [],
+    operatorIsPartner: new Uint8Array(0),
+    priceHundredths: new Int32Array(size),
+    priceIsTime: new Uint8Array(size),
+    currencyOf: new Uint8Array(size),
+    currencies: [],
+    byStationId: new Map(),
+    byEvseId: new Map(),
+    byLocationKey: new Map(),
+    tariffs,
+    partners,
+  };
   const operatorIndex = new Map<string, number>();
-  const byStationId = new Map<string, number>();
-  const byEvseId = new Map<string, number>();
+  const currencyIndex = new Map<string, number>();
   for (let i = 0; i < size; i++) {
     const location = locations[i] as OcpiLocation;
-    index.add(Number(location.coordinates.longitude), Number(location.coordinates.latitude));
-    free[i] = stationStatus(location) === 'free' ? 1 : 0;
-    connectorMasks[i] = connectorMask(location);
+    const lon = Number(location.coordinates.longitude);
+    const lat = Number(location.coordinates.latitude);
+    if (size > 0) index.add(lon, lat);
+    s.longitudes[i] = lon;
+    s.latitudes[i] = lat;
+    s.statusCodes[i] = STATUS_CODES.indexOf(stationStatus(location));
+    s.speedCodes[i] = SPEED_CODES.indexOf(speedOf(maxPowerKw(location)));
+    s.connectorMasks[i] = connectorMask(location);
     const party = partyByKey.get(`${location.country_code}*${location.party_id}`);
     const name = operatorName(location, party?.name);
     let op = operatorIndex.get(name);
     if (op === undefined) {
-      op = operatorNames.length;
+      op = s.operatorNames.length;
       operatorIndex.set(name, op);
-      operatorNames.push(name);
-      operatorPhones.push(party?.phone ?? null);
+      s.operatorNames.push(name);
+      s.operatorIds.push(`${location.country_code}*${location.party_id}`);
+      s.operatorPhones.push(party?.phone ?? null);
     }
-    operatorOf[i] = op;
-    byStationId.set(stationIds[i] as string, i);
-    for (const evse of location.evses ?? []) if (evse.evse_id && evse.status !== 'REMOVED') byEvseId.set(evse.evse_id, i);
+    s.operatorOf[i] = op;
+    s.byStationId.set(stationIds[i] as string, i);
+    s.byLocationKey.set(locationKey(location.country_code, location.party_id, location.id), i);
+    // Map price: the cheapest of the station's tariffs (each at its highest kWh price), else the fallback price.
+    let price: { hundredths: number; isTime: boolean } | undefined;
+    let currency: string | undefined;
+    let anyWithoutTariff = false;
+    for (const evse of location.evses ?? []) {
+      if (evse.evse_id && evse.status !== 'REMOVED') s.byEvseId.set(evse.evse_id, i);
+      if (evse.status === 'REMOVED') continue;
+      for (const connector of evse.connectors) {
+        const key = (connector.tariff_ids ?? []).map((id) => tariffKey(location.country_code, location.party_id, id)).find((k) => tariffs.has(k));
+        if (!key) {
+          anyWithoutTariff = true;
+          continue;
+        }
+        if (!tariffPrices.has(key)) tariffPrices.set(key, tariffMapPrice(tariffs.get(key) as OcpiTariff));
+        const candidate = tariffPrices.get(key);
+        if (candidate && (!price || (candidate.isTime === price.isTime ? candidate.hundredths < price.hundredths : !candidate.isTime))) {
+          price = candidate;
+          currency = tariffs.get(key)?.currency;
+        }
+      }
+    }
+    if (!price && anyWithoutTariff) {
+      const fallback = pricingFor(location, pricing).fallback;
+      if (fallback) {
+        price = {
+          hundredths: Number(new Big(fallback.kwhPrice).times(new Big(fallback.vat).div(100).plus(1)).times(100).round(0, Big.roundHalfUp)),
+          isTime: false,
+        };
+        currency = fallback.currency;
+      }
+    }
+    s.priceHundredths[i] = price ? price.hundredths : NO_PRICE;
+    s.priceIsTime[i] = price?.isTime ? 1 : 0;
+    let ci = currencyIndex.get(currency ?? '');
+    if (ci === undefined) {
+      ci = s.currencies.length;
+      currencyIndex.set(currency ?? '', ci);
+      s.currencies.push(currency ?? '');
+    }
+    s.currencyOf[i] = ci;
   }
-  index.finish();
-  const tariffs = new Map(tariffRows.map((t) => [tariffKey(t.country_code, t.party_id, t.id), t]));
-  const partners = new Map(partnerRows.map((p) => [p.name.toLowerCase(), p]));
-  return { size, stationIds, locations, index, free, connectorMasks, operatorOf, operatorNames, operatorPhones, byStationId, byEvseId, tariffs, partners };
+  if (size > 0) index.finish();
+  s.operatorIsPartner = Uint8Array.from(s.operatorNames, (n) => (partners.has(n.toLowerCase()) ? 1 : 0));
+  s.tileIndex = buildTileIndex(s.longitudes, s.latitudes);
+  return s;
+}
+
+function emptySnapshot(): Snapshot {
+  return {
+    version: 0,
+    size: 0,
+    stationIds: [],
+    locations: [],
+    index: emptyKdIndex(),
+    tileIndex: { order: new Uint32Array(0), codes: new Float64Array(0) },
+    longitudes: new Float64Array(0),
+    latitudes: new Float64Array(0),
+    statusCodes: new Uint8Array(0),
+    speedCodes: new Uint8Array(0),
+    connectorMasks: new Uint32Array(0),
+    operatorOf: new Uint32Array(0),
+    operatorNames: [],
+    operatorIds: [],
+    operatorPhones: [],
+    operatorIsPartner: new Uint8Array(0),
+    priceHundredths: new Int32Array(0),
+    priceIsTime: new Uint8Array(0),
+    currencyOf: new Uint8Array(0),
+    currencies: [],
+    byStationId: new Map(),
+    byEvseId: new Map(),
+    byLocationKey: new Map(),
+    tariffs: new Map(),
+    partners: new Map(),
+  };
+}
+
+function formatHundredths(value: number): string {
+  const sign = value < 0 ? '-' : '';
+  const abs = Math.abs(value);
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
 export function createCatalogue(options: CatalogueOptions) {
   const { db, clock } = options;
+  const pricing = options.pricing ?? DEFAULT_PRICING;
+  const tileTtl = options.tileCacheTtlMs ?? 2_000;
   let snapshot = emptySnapshot();
   let rebuilding: Promise<void> | undefined;
   let rebuildAgain = false;
+  const tileCache = new Map<string, { at: number; features: TileFeature[] }>();
+  const TILE_CACHE_MAX = 20_000;
 
   /** Rebuilds the snapshot and swaps it in; concurrent calls coalesce into at most one more rebuild. */
   async function reload(): Promise<void> {
@@ -175,7 +339,8 @@ export function createCatalogue(options: CatalogueOptions) {
         do {
           rebuildAgain = false;
           const started = performance.now();
-          snapshot = await buildSnapshot(db);
+          snapshot = await buildSnapshot(db, pricing);
+          tileCache.clear();
           options.log?.('station catalogue loaded', { stations: snapshot.size, ms: Math.round(performance.now() - started) });
         } while (rebuildAgain);
       } finally {
@@ -185,8 +350,18 @@ export function createCatalogue(options: CatalogueOptions) {
     return rebuilding;
   }
 
-  function isPartner(s: Snapshot, i: number): boolean {
-    return s.partners.has((s.operatorNames[s.operatorOf[i] as number] as string).toLowerCase());
+  function matcher(s: Snapshot, filter: StationFilter): (i: number) => boolean {
+    const operatorSet = new Set<number>();
+    for (let op = 0; op < s.operatorNames.length; op++) if (filter.operators.includes((s.operatorNames[op] as string).toLowerCase())) operatorSet.add(op);
+    const speeds = new Set((filter.speeds ?? []).map((sp) => SPEED_CODES.indexOf(sp)));
+    const maxHundredths = filter.maxPrice === undefined ? undefined : filter.maxPrice * 100 + 1e-9;
+    return (i: number) =>
+      (filter.connectorMask === 0 || ((s.connectorMasks[i] as number) & filter.connectorMask) !== 0) &&
+      (!filter.onlyAvailable || s.statusCodes[i] === 0) &&
+      (!filter.onlyPartners || s.operatorIsPartner[s.operatorOf[i] as number] === 1) &&
+      (filter.operators.length === 0 || operatorSet.has(s.operatorOf[i] as number)) &&
+      (speeds.size === 0 || speeds.has(s.speedCodes[i] as number)) &&
+      (maxHundredths === undefined || (s.priceHundredths[i] as number) === NO_PRICE || (s.priceHundredths[i] as number) <= maxHundredths);
   }
 
   function project(s: Snapshot, i: number): Station {
@@ -195,11 +370,57 @@ export function createCatalogue(options: CatalogueOptions) {
     const name = s.operatorNames[op] as string;
     const base = projectStation(s.stationIds[i] as string, location, { name, phone: s.operatorPhones[op] ?? null }, s.partners.get(name.toLowerCase()));
     const price_groups = derivePriceGroups(location.evses ?? [], (tariffId) => s.tariffs.get(tariffKey(location.country_code, location.party_id, tariffId)), {
-      ...pricingFor(location, options.pricing ?? DEFAULT_PRICING),
+      ...pricingFor(location, pricing),
       now: clock.now(),
       timeZone: location.time_zone,
     });
     return { ...base, price_groups };
+  }
+
+  function stationFeature(s: Snapshot, i: number): TileFeature {
+    const location = s.locations[i] as OcpiLocation;
+    const op = s.operatorOf[i] as number;
+    const feature: TileFeature = {
+      type: 'Feature',
+      geometry: { type: 'Point', coordinates: [location.coordinates.longitude, location.coordinates.latitude] },
+      properties: {
+        count: 1,
+        speed: SPEED_CODES[s.speedCodes[i] as number] as Speed,
+        status: STATUS_CODES[s.statusCodes[i] as number] as StationStatus,
+        operator_id: s.operatorIds[op] as string,
+      },
+      station_id: s.stationIds[i] as string,
+      custom_properties: { is_partner: s.operatorIsPartner[op] === 1 },
+    };
+    const price = s.priceHundredths[i] as number;
+    if (price !== NO_PRICE) {
+      feature.price_properties = {
+        price: formatHundredths(price),
+        type: s.priceIsTime[i] === 1 ? 'time_price' : 'charging_price',
+        currency: s.currencies[s.currencyOf[i] as number] as string,
+      };
+    }
+    return feature;
+  }
+
+  function computeTile(s: Snapshot, z: number, x: number, y: number, filter: StationFilter): TileFeature[] {
+    const accept = matcher(s, filter);
+    const items = tileItems(s.tileIndex, z, x, y, accept, {
+      longitudes: s.longitudes,
+      latitudes: s.latitudes,
+      speedCodes: s.speedCodes,
+      status: (i) => STATUS_CODES[s.statusCodes[i] as number] as StationStatus,
+    });
+    return items.map((item) =>
+      item.kind === 'station'
+        ? stationFeature(s, item.index)
+        : {
+            type: 'Feature' as const,
+            geometry: { type: 'Point' as const, coordinates: [item.longitude.toFixed(6), item.latitude.toFixed(6)] as [string, string] },
+            properties: { count: item.count, expansion_zoom: item.expansionZoom, speed: SPEED_CODES[item.speedCode] as Speed, status: item.status },
+            cluster_id: item.id,
+          },
+    );
   }
 
   return {
@@ -215,21 +436,27 @@ export function createCatalogue(options: CatalogueOptions) {
      */
     around(query: AroundQuery, page: { offset: number; limit: number }): { count: number; results: (Station & { distance: number })[] } {
       const s = snapshot;
-      const operators = query.operators;
-      const predicate = (i: number) =>
-        (query.connectorMask === 0 || ((s.connectorMasks[i] as number) & query.connectorMask) !== 0) &&
-        (!query.onlyAvailable || s.free[i] === 1) &&
-        (!query.onlyPartners || isPartner(s, i)) &&
-        (operators.length === 0 || operators.includes((s.operatorNames[s.operatorOf[i] as number] as string).toLowerCase()));
-      const ids = kdAround(s.index, query.longitude, query.latitude, Number.POSITIVE_INFINITY, query.distance / 1000, predicate);
+      const ids = kdAround(s.index, query.longitude, query.latitude, Number.POSITIVE_INFINITY, query.distance / 1000, matcher(s, query));
       const hits = ids.map((i) => {
-        const location = s.locations[i] as OcpiLocation;
-        const km = greatCircleKm(query.longitude, query.latitude, Number(location.coordinates.longitude), Number(location.coordinates.latitude));
+        const km = greatCircleKm(query.longitude, query.latitude, s.longitudes[i] as number, s.latitudes[i] as number);
         return { index: i, distance: Math.round(km * 10_000) / 10 }; // meters, to 0.1 m
       });
       hits.sort((a, b) => a.distance - b.distance || a.index - b.index);
       const results = hits.slice(page.offset, page.offset + page.limit).map((hit) => ({ ...project(s, hit.index), distance: hit.distance }));
       return { count: hits.length, results };
+    },
+
+    /** Features of one map tile: single stations and clusters (cached briefly per tile and filter). */
+    tile(z: number, x: number, y: number, filter: StationFilter): TileFeature[] {
+      const s = snapshot;
+      const key = `${s.version}|${z}/${x}/${y}|${JSON.stringify(filter)}`;
+      const now = Date.now(); // cache age, not domain time
+      const hit = tileCache.get(key);
+      if (hit && now - hit.at < tileTtl) return hit.features;
+      const features = computeTile(s, z, x, y, filter);
+      if (tileCache.size >= TILE_CACHE_MAX) tileCache.delete(tileCache.keys().next().value as string);
+      tileCache.set(key, { at: now, features });
+      return features;
     },
 
     findByStationId(stationId: string): Station | undefined {
@@ -244,13 +471,37 @@ export function createCatalogue(options: CatalogueOptions) {
       return i === undefined ? undefined : project(s, i);
     },
 
+    /**
+     * An EVSE status change applied in place (no rebuild): around and details see
+     * it at once, tiles when their cached copy expires.
+     */
+    applyEvseStatus(change: { country_code: string; party_id: string; location_id: string; uid: string; status: string; last_updated: string }): boolean {
+      const s = snapshot;
+      const i = s.byLocationKey.get(locationKey(change.country_code, change.party_id, change.location_id));
+      if (i === undefined) return false;
+      const location = s.locations[i] as OcpiLocation;
+      const evse = (location.evses ?? []).find((e) => e.uid === change.uid);
+      if (!evse) return false;
+      evse.status = change.status;
+      evse.last_updated = change.last_updated;
+      s.statusCodes[i] = STATUS_CODES.indexOf(stationStatus(location));
+      return true;
+    },
+
     partners(): repo.PartnerRow[] {
       return [...snapshot.partners.values()].sort((a, b) => a.name.localeCompare(b.name));
     },
 
-    /** Every station's coordinates and index, for brute-force checks in tests and benchmarks. */
-    points(): { index: number; latitude: number; longitude: number }[] {
-      return snapshot.locations.map((l, index) => ({ index, latitude: Number(l.coordinates.latitude), longitude: Number(l.coordinates.longitude) }));
+    /** Facts of every station, for brute-force checks in tests and benchmarks. */
+    inspect(): {
+      size: number;
+      longitudes: Float64Array;
+      latitudes: Float64Array;
+      stationIds: string[];
+      matches(filter: StationFilter): (i: number) => boolean;
+    } {
+      const s = snapshot;
+      return { size: s.size, longitudes: s.longitudes, latitudes: s.latitudes, stationIds: s.stationIds, matches: (filter) => matcher(s, filter) };
     },
   };
 }

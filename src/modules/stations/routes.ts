@@ -1,13 +1,17 @@
 // HTTP edge of station discovery.
 import { Type } from 'typebox';
-import { notFound } from '../../platform/errors.ts';
+import { notFound, validationError } from '../../platform/errors.ts';
 import { PageOf, PageQuery, pageRequest, toPage } from '../../platform/http/pagination.ts';
 import { normalizeQuery } from '../../platform/http/query.ts';
 import { withErrors } from '../../platform/http/schema.ts';
 import type { HttpApp } from '../../platform/http/server.ts';
 import type { Catalogue } from './catalogue.ts';
 import { CONNECTOR_TYPE_ALIASES, connectorBit } from './projection.ts';
-import { ConnectorTypes, PartnerSchema, StationAroundSchema, StationSchema } from './schemas.ts';
+import { ConnectorTypes, PartnerSchema, StationAroundSchema, StationSchema, TileResponseSchema } from './schemas.ts';
+import { MAX_ZOOM } from './tiles.ts';
+
+/** Most tiles one request may ask for. */
+export const MAX_TILES_PER_REQUEST = 64;
 
 export const MAX_AROUND_DISTANCE = 100_000;
 
@@ -89,6 +93,60 @@ export function stationsRoutes(deps: StationsRoutesDeps) {
         const station = type === 'evse_id' ? catalogue.findByEvseId(id) : catalogue.findByStationId(id.toLowerCase());
         if (!station) throw notFound('Station');
         return station;
+      },
+    );
+
+    app.get(
+      '/stations/tile/',
+      {
+        preValidation: normalizeQuery({ arrays: ['x', 'y', 'connector_types', 'operators', 'power_groups'], booleans: ['only_available', 'only_partners'] }),
+        schema: {
+          summary: 'Map tiles: clusters and single stations as one GeoJSON FeatureCollection',
+          description:
+            'Tiles are slippy-map tiles (x, y at zoom z); send several by repeating x and y (paired by position). A cluster at zoom z holds the matching stations of one quarter-by-quarter cell of a tile; its expansion_zoom is the zoom at which it splits. Clusters nest across zooms, adjacent tiles never share a station, and the counts of a tile add up to its matching stations. Tiles are cached for about 2 s.',
+          tags,
+          security,
+          querystring: Type.Object({
+            x: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: MAX_TILES_PER_REQUEST, description: 'Tile X coordinates.' }),
+            y: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: MAX_TILES_PER_REQUEST, description: 'Tile Y coordinates, paired with x.' }),
+            z: Type.Integer({ minimum: 0, maximum: MAX_ZOOM, description: 'Zoom level.' }),
+            connector_types: Type.Optional(ConnectorTypes),
+            max_price: Type.Optional(
+              Type.Number({ minimum: 0, description: 'Leave out stations whose price (in their own currency, incl. VAT) is above this.' }),
+            ),
+            only_available: Type.Optional(Type.Boolean({ default: false })),
+            only_partners: Type.Optional(Type.Boolean({ default: false })),
+            operators: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }))),
+            power_groups: Type.Optional(Type.Array(Type.String({ enum: ['slow', 'fast', 'turbo'] }), { description: 'Speeds to show.' })),
+          }),
+          response: withErrors({ 200: TileResponseSchema }, [400]),
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        if (q.x.length !== q.y.length) throw validationError('y', 'must have as many values as x (tiles are x/y pairs)');
+        const limit = 2 ** q.z;
+        q.x.forEach((x, k) => {
+          if (x >= limit) throw validationError(`x.${k}`, `must be below ${limit} at zoom ${q.z}`);
+          if ((q.y[k] as number) >= limit) throw validationError(`y.${k}`, `must be below ${limit} at zoom ${q.z}`);
+        });
+        const filter = {
+          connectorMask: connectorMaskOf(q.connector_types),
+          onlyAvailable: q.only_available ?? false,
+          onlyPartners: q.only_partners ?? false,
+          operators: (q.operators ?? []).map((o) => o.toLowerCase()),
+          speeds: (q.power_groups ?? []) as ('slow' | 'fast' | 'turbo')[],
+          ...(q.max_price !== undefined ? { maxPrice: q.max_price } : {}),
+        };
+        const seen = new Set<string>();
+        const features = [];
+        for (let k = 0; k < q.x.length; k++) {
+          const tile = `${q.x[k]}/${q.y[k]}`;
+          if (seen.has(tile)) continue; // the same tile twice would draw its stations twice
+          seen.add(tile);
+          features.push(...catalogue.tile(q.z, q.x[k] as number, q.y[k] as number, filter));
+        }
+        return { type: 'FeatureCollection' as const, features };
       },
     );
 

@@ -64,3 +64,33 @@ export const StationSchema = Type.Object({
 export const StationAroundSchema = Type.Object({ ...StationSchema.properties, distance: Type.Number({ description: 'Meters from the search centre.' }) });
 
 export const PartnerSchema = Type.Object({ name: Type.String(), logo_url: Nullable(Type.String({ format: 'uri' })) });
+
+const Speed = Type.String({ enum: ['slow', 'fast', 'turbo'] });
+const Status = Type.String({ enum: ['free', 'busy', 'unknown', 'error'] });
+
+export const TileFeatureSchema = Type.Object({
+  type: Type.Literal('Feature'),
+  geometry: Type.Object({
+    type: Type.Literal('Point'),
+    coordinates: Type.Array(Type.String(), { minItems: 2, maxItems: 2, description: '[longitude, latitude] as strings' }),
+  }),
+  properties: Type.Object({
+    count: Type.Integer({ minimum: 1, description: 'Stations in the feature: 1 for a station, more for a cluster.' }),
+    expansion_zoom: Type.Optional(Type.Integer({ description: 'Clusters only: the zoom at which the cluster splits.' })),
+    speed: Speed,
+    status: Status,
+    operator_id: Type.Optional(Type.String({ description: 'Stations only: the operator (CPO party) id.' })),
+  }),
+  station_id: Type.Optional(Type.String({ description: 'Single-station features only.' })),
+  cluster_id: Type.Optional(Type.String({ description: 'Cluster features only.' })),
+  custom_properties: Type.Optional(Type.Object({ is_partner: Type.Boolean() })),
+  price_properties: Type.Optional(
+    Type.Object({
+      price: Type.String({ description: 'Incl. VAT: per kWh (charging_price) or per minute (time_price).' }),
+      type: Type.String({ enum: ['charging_price', 'time_price'] }),
+      currency: Type.String(),
+    }),
+  ),
+});
+
+export const TileResponseSchema = Type.Object({ type: Type.Literal('FeatureCollection'), features: Type.Array(TileFeatureSchema) });

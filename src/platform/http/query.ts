@@ -7,6 +7,13 @@ export function normalizeQuery(spec: { arrays?: string[]; booleans?: string[] })
   return async (request: FastifyRequest) => {
     const query = request.query as Record<string, unknown>;
     for (const key of spec.arrays ?? []) {
+      // `key[]=a&key[]=b` (the bracket style of many HTTP clients) means `key=a&key=b`.
+      const bracketed = query[`${key}[]`];
+      if (bracketed !== undefined) {
+        const plain = query[key];
+        query[key] = [...(plain === undefined ? [] : Array.isArray(plain) ? plain : [plain]), ...(Array.isArray(bracketed) ? bracketed : [bracketed])];
+        delete query[`${key}[]`];
+      }
       const value = query[key];
       if (value === undefined) continue;
       const items = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(','));

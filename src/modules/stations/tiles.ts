@@ -1,0 +1,200 @@
+// Map tiles with clusters that stay consistent across zoom levels and filters.
+//
+// Every station gets a Morton (Z-order) code of its Web-Mercator position on a
+// 2^26 x 2^26 grid; stations sorted by code make every slippy-map tile, and
+// every quarter of it, one contiguous range. A cluster at zoom z is the set of
+// matching stations in one grid cell of level z + CELL_LEVELS (a tile is split
+// into 4 x 4 cells), so:
+// - a station belongs to exactly one cell per zoom, and every cell to exactly
+//   one tile: adjacent tiles never lose or duplicate a station, and a tile's
+//   counts add up to its matching stations;
+// - a cell at zoom z is the union of its four child cells at z + 1: clusters
+//   nest across zooms, and a cluster's expansion_zoom (where it splits) follows
+//   from the deepest cell that still holds all its matching stations;
+// - filters only decide which stations of a range count; nothing is rebuilt.
+import type { StationStatus } from './projection.ts';
+
+export const GRID_BITS = 26;
+export const CELL_LEVELS = 2;
+export const MAX_ZOOM = 20;
+
+const GRID_SIZE = 2 ** GRID_BITS;
+
+/** Spreads the low 13 bits of v to the even bit positions of a 26-bit value. */
+function spread13(v: number): number {
+  let x = v & 0x1fff;
+  x = (x | (x << 8)) & 0x00ff00ff;
+  x = (x | (x << 4)) & 0x0f0f0f0f;
+  x = (x | (x << 2)) & 0x33333333;
+  x = (x | (x << 1)) & 0x55555555;
+  return x;
+}
+
+/** Morton code of grid cell (gx, gy), 0 <= gx, gy < 2^26: a 52-bit integer, exact in a double. */
+export function mortonOfCell(gx: number, gy: number): number {
+  const high = spread13(gx >>> 13) | (spread13(gy >>> 13) << 1);
+  const low = spread13(gx & 0x1fff) | (spread13(gy & 0x1fff) << 1);
+  return (high >>> 0) * 2 ** 26 + (low >>> 0);
+}
+
+/** Web-Mercator position in [0, 1) x [0, 1) (y grows southwards, as in tile coordinates). */
+export function mercator(lon: number, lat: number): [number, number] {
+  const x = (lon + 180) / 360;
+  const sin = Math.sin((Math.max(-85.05112878, Math.min(85.05112878, lat)) * Math.PI) / 180);
+  const y = 0.5 - (0.25 * Math.log((1 + sin) / (1 - sin))) / Math.PI;
+  const clamp = (v: number) => Math.min(Math.max(v, 0), 1 - 1 / GRID_SIZE);
+  return [clamp(x), clamp(y)];
+}
+
+export function mortonCode(lon: number, lat: number): number {
+  const [x, y] = mercator(lon, lat);
+  return mortonOfCell(Math.floor(x * GRID_SIZE), Math.floor(y * GRID_SIZE));
+}
+
+export interface TileIndex {
+  /** Station indexes sorted by Morton code. */
+  order: Uint32Array;
+  /** Morton codes in the same (ascending) order. */
+  codes: Float64Array;
+}
+
+export function buildTileIndex(longitudes: Float64Array, latitudes: Float64Array): TileIndex {
+  const n = longitudes.length;
+  const raw = new Float64Array(n);
+  for (let i = 0; i < n; i++) raw[i] = mortonCode(longitudes[i] as number, latitudes[i] as number);
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  order.sort((a, b) => (raw[a] as number) - (raw[b] as number) || a - b);
+  const codes = new Float64Array(n);
+  for (let i = 0; i < n; i++) codes[i] = raw[order[i] as number] as number;
+  return { order, codes };
+}
+
+function lowerBound(codes: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = codes.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((codes[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function isValidTile(z: number, x: number, y: number): boolean {
+  const n = 2 ** z;
+  return Number.isInteger(z) && z >= 0 && z <= MAX_ZOOM && Number.isInteger(x) && Number.isInteger(y) && x >= 0 && y >= 0 && x < n && y < n;
+}
+
+export interface TileStation {
+  kind: 'station';
+  index: number;
+}
+
+export interface TileCluster {
+  kind: 'cluster';
+  /** Stable id of the grid cell: "<level>/<cell index>". */
+  id: string;
+  count: number;
+  expansionZoom: number;
+  longitude: number;
+  latitude: number;
+  speedCode: number;
+  status: StationStatus;
+}
+
+/** The station rule applied to members: free if any free, else busy if any busy, else error if all error, else unknown. */
+export function clusterStatus(statuses: readonly StationStatus[]): StationStatus {
+  if (statuses.includes('free')) return 'free';
+  if (statuses.includes('busy')) return 'busy';
+  if (statuses.length > 0 && statuses.every((s) => s === 'error')) return 'error';
+  return 'unknown';
+}
+
+/** The deepest grid level (0..26) whose cell holds both codes. */
+function commonLevel(a: number, b: number): number {
+  let level = GRID_BITS;
+  let unit = 1;
+  while (level > 0 && Math.floor(a / unit) !== Math.floor(b / unit)) {
+    unit *= 4;
+    level--;
+  }
+  return level;
+}
+
+/**
+ * Features of tile (z, x, y) over the stations `accept` lets through: single
+ * stations where a cell holds one, clusters elsewhere.
+ */
+export function tileItems(
+  index: TileIndex,
+  z: number,
+  x: number,
+  y: number,
+  accept: (station: number) => boolean,
+  facts: { longitudes: Float64Array; latitudes: Float64Array; speedCodes: Uint8Array; status: (station: number) => StationStatus },
+): (TileStation | TileCluster)[] {
+  const shift = GRID_BITS - z;
+  const span = 4 ** shift;
+  const start = mortonOfCell(x * 2 ** shift, y * 2 ** shift);
+  const from = lowerBound(index.codes, start);
+  const to = lowerBound(index.codes, start + span);
+  const cellLevel = Math.min(z + CELL_LEVELS, GRID_BITS);
+  const cellSpan = 4 ** (GRID_BITS - cellLevel);
+  const items: (TileStation | TileCluster)[] = [];
+
+  let cell = -1;
+  let count = 0;
+  let first = 0;
+  let minCode = 0;
+  let maxCode = 0;
+  let sumLon = 0;
+  let sumLat = 0;
+  let speed = 0;
+  let statuses: StationStatus[] = [];
+  const flush = () => {
+    if (count === 0) return;
+    if (count === 1) {
+      items.push({ kind: 'station', index: first });
+    } else {
+      const deepest = commonLevel(minCode, maxCode);
+      items.push({
+        kind: 'cluster',
+        id: `${cellLevel}/${cell}`,
+        count,
+        expansionZoom: Math.min(deepest - CELL_LEVELS + 1, MAX_ZOOM + 1),
+        longitude: sumLon / count,
+        latitude: sumLat / count,
+        speedCode: speed,
+        status: clusterStatus(statuses),
+      });
+    }
+    count = 0;
+  };
+
+  for (let k = from; k < to; k++) {
+    const station = index.order[k] as number;
+    if (!accept(station)) continue;
+    const code = index.codes[k] as number;
+    const c = Math.floor(code / cellSpan);
+    if (c !== cell) {
+      flush();
+      cell = c;
+      first = station;
+      minCode = code;
+      sumLon = 0;
+      sumLat = 0;
+      speed = 0;
+      statuses = [];
+    }
+    count++;
+    maxCode = code;
+    sumLon += facts.longitudes[station] as number;
+    sumLat += facts.latitudes[station] as number;
+    speed = Math.max(speed, facts.speedCodes[station] as number);
+    const status = facts.status(station);
+    if (!statuses.includes(status)) statuses.push(status);
+  }
+  flush();
+  return items;
+}
