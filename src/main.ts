@@ -93,8 +93,8 @@ export async function main(): Promise<void> {
     const listener = listen(
       db,
       CATALOGUE_CHANNEL,
-      () => {
-        catalogue.reload().catch((error: Error) => log.error({ err: error }, 'reloading the station catalogue failed'));
+      (payload) => {
+        catalogue.onChange(payload).catch((error: Error) => log.error({ err: error }, 'updating the station catalogue failed'));
       },
       (error) => log.warn({ err: error }, 'catalogue change listener lost its connection; reconnecting'),
     );

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as stationsRepo from '../src/modules/stations/repository.ts';
+import { listen } from '../src/platform/db.ts';
 import { assertProblem, BASE_URL, setupTestApp, type TestContext } from './helpers.ts';
 import { ocpiLocation, ocpiTariff } from './stations-fixtures.ts';
 
@@ -241,5 +242,74 @@ describe('catalogue changes', () => {
     await assert.rejects(t.ingestion.ingest({ locations: [ocpiLocation({ id: 'Y', lat: 1, lon: 1 }), bad] }), /invalid OCPI Location Z: \/coordinates/);
     const { rows } = await t.db.query("SELECT count(*)::int AS n FROM ocpi_locations WHERE id IN ('Y', 'Z')");
     assert.equal(rows[0]?.n, 0);
+  });
+});
+
+describe('EVSE status changes', () => {
+  test('reach around/details through the change channel within 1 s, in place, and tiles after their cache', async () => {
+    const listener = listen(t.db, stationsRepo.CATALOGUE_CHANNEL, (payload) => void t.catalogue.onChange(payload));
+    try {
+      await new Promise((r) => setTimeout(r, 100)); // LISTEN is in place
+      const before = await t.call('GET', '/api/v1/stations/details/?id=DE*ABC*EB1&type=evse_id', { token });
+      assert.equal(before.body.status, 'busy');
+      const started = performance.now();
+      const changed = await t.ingestion.updateEvseStatus({
+        country_code: 'DE',
+        party_id: 'ABC',
+        location_id: 'B',
+        uid: 'B-1',
+        status: 'AVAILABLE',
+        last_updated: '2026-03-01T00:00:00Z',
+      });
+      assert.equal(changed, true);
+      let status = '';
+      while (performance.now() - started < 1_000) {
+        status = (await t.call('GET', '/api/v1/stations/details/?id=DE*ABC*EB1&type=evse_id', { token })).body.status;
+        if (status === 'free') break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(status, 'free', 'visible within 1 s');
+      assert.equal(
+        (await around('distance=2000&only_available=true')).body.results.some((s: { name: string }) => s.name === 'Station B'),
+        true,
+      );
+      // An older status does not win over a newer one.
+      assert.equal(
+        await t.ingestion.updateEvseStatus({
+          country_code: 'DE',
+          party_id: 'ABC',
+          location_id: 'B',
+          uid: 'B-1',
+          status: 'CHARGING',
+          last_updated: '2026-02-01T00:00:00Z',
+        }),
+        false,
+      );
+      // Unknown EVSEs and statuses are refused or ignored.
+      assert.equal(
+        await t.ingestion.updateEvseStatus({
+          country_code: 'DE',
+          party_id: 'ABC',
+          location_id: 'B',
+          uid: 'nope',
+          status: 'CHARGING',
+          last_updated: '2026-04-01T00:00:00Z',
+        }),
+        false,
+      );
+      await assert.rejects(
+        t.ingestion.updateEvseStatus({
+          country_code: 'DE',
+          party_id: 'ABC',
+          location_id: 'B',
+          uid: 'B-1',
+          status: 'PARTY',
+          last_updated: '2026-04-01T00:00:00Z',
+        }),
+        /status/,
+      );
+    } finally {
+      await listener.stop();
+    }
   });
 });

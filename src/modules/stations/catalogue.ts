@@ -482,10 +482,23 @@ export function createCatalogue(options: CatalogueOptions) {
       const location = s.locations[i] as OcpiLocation;
       const evse = (location.evses ?? []).find((e) => e.uid === change.uid);
       if (!evse) return false;
+      if (Date.parse(evse.last_updated) > Date.parse(change.last_updated)) return true; // already newer here
       evse.status = change.status;
       evse.last_updated = change.last_updated;
       s.statusCodes[i] = STATUS_CODES.indexOf(stationStatus(location));
       return true;
+    },
+
+    /** Follows a change announced on the catalogue channel: in place for a status, else a rebuild. */
+    async onChange(payload: string | undefined): Promise<void> {
+      let change: repo.CatalogueChange | undefined;
+      try {
+        change = payload ? (JSON.parse(payload) as repo.CatalogueChange) : undefined;
+      } catch {
+        change = undefined;
+      }
+      if (change?.kind === 'evse_status' && this.applyEvseStatus(change)) return;
+      await reload();
     },
 
     partners(): repo.PartnerRow[] {

@@ -4,7 +4,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
-import { OcpiLocation, OcpiTariff } from './ocpi-schemas.ts';
+import { EVSE_STATUSES, OcpiLocation, OcpiTariff } from './ocpi-schemas.ts';
 import * as repo from './repository.ts';
 
 export class InvalidOcpiObject extends Error {
@@ -54,6 +54,24 @@ export function createIngestion(deps: { db: Database; clock: Clock }) {
         return { locations: l, tariffs: t };
       });
       return counts;
+    },
+    /**
+     * One EVSE's status (OCPI PATCH of an EVSE, or a status push): stored, then
+     * announced so every process updates its catalogue in place, without a rebuild.
+     * Unknown EVSEs and statuses older than the stored one change nothing (false).
+     */
+    async updateEvseStatus(change: repo.EvseStatusChange): Promise<boolean> {
+      if (!(EVSE_STATUSES as readonly string[]).includes(change.status)) {
+        throw new InvalidOcpiObject('EVSE', change.uid, [{ path: '/status', message: `must be one of ${EVSE_STATUSES.join(', ')}` }]);
+      }
+      if (Number.isNaN(Date.parse(change.last_updated))) {
+        throw new InvalidOcpiObject('EVSE', change.uid, [{ path: '/last_updated', message: 'must be a date-time' }]);
+      }
+      return db.transaction(async (tx) => {
+        const changed = await repo.updateEvseStatus(tx, change);
+        if (changed) await repo.notifyCatalogueChanged(tx, { kind: 'evse_status', ...change });
+        return changed;
+      });
     },
     /** Announces a change made by a series of ingest({ notify: false }) calls. */
     notify: () => repo.notifyCatalogueChanged(db, { kind: 'reload' }),

@@ -114,7 +114,31 @@ export async function upsertTariffs(db: Queryable, tariffs: OcpiTariff[]): Promi
   return rowCount ?? 0;
 }
 
-export async function notifyCatalogueChanged(db: Queryable, change: { kind: 'reload' }): Promise<void> {
+export interface EvseStatusChange {
+  country_code: string;
+  party_id: string;
+  location_id: string;
+  uid: string;
+  status: string;
+  last_updated: string;
+}
+
+export type CatalogueChange = { kind: 'reload' } | ({ kind: 'evse_status' } & EvseStatusChange);
+
+/** Stores an EVSE's new status unless a newer one is stored; true when it changed. */
+export async function updateEvseStatus(db: Queryable, change: EvseStatusChange): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE ocpi_evses
+        SET status = $5,
+            data = jsonb_set(jsonb_set(data, '{status}', to_jsonb($5::text)), '{last_updated}', to_jsonb($6::text)),
+            last_updated = $6
+      WHERE country_code = $1 AND party_id = $2 AND location_id = $3 AND uid = $4 AND last_updated <= $6`,
+    [change.country_code, change.party_id, change.location_id, change.uid, change.status, change.last_updated],
+  );
+  return rowCount === 1;
+}
+
+export async function notifyCatalogueChanged(db: Queryable, change: CatalogueChange): Promise<void> {
   await db.query('SELECT pg_notify($1, $2)', [CATALOGUE_CHANNEL, JSON.stringify(change)]);
 }
 
