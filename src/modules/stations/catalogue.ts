@@ -224,10 +224,12 @@ async function buildSnapshot(db: Database, pricing: PricingConfig): Promise<Snap
     s.connectorMasks[i] = connectorMask(location);
     const party = partyByKey.get(`${location.country_code}*${location.party_id}`);
     const name = operatorName(location, party?.name);
-    let op = operatorIndex.get(name);
+    // One entry per (party, name): two parties may sell under one brand name.
+    const operatorKey = `${location.country_code}*${location.party_id}\u0000${name}`;
+    let op = operatorIndex.get(operatorKey);
     if (op === undefined) {
       op = s.operatorNames.length;
-      operatorIndex.set(name, op);
+      operatorIndex.set(operatorKey, op);
       s.operatorNames.push(name);
       s.operatorIds.push(`${location.country_code}*${location.party_id}`);
       s.operatorPhones.push(party?.phone ?? null);
