@@ -87,7 +87,7 @@ export async function main(): Promise<void> {
       const loaded = await loadGeneratedCatalogue(createIngestion({ db, clock }), { locations: config.stationsDefaultLocations, seed: config.stationsSeed });
       log.info({ ...loaded, ms: Math.round(performance.now() - started) }, 'generated station catalogue loaded');
     }
-    const catalogue = createCatalogue({ db, clock, log: (message, fields) => log.info(fields ?? {}, message) });
+    const catalogue = createCatalogue({ db, clock, pricing: config.pricing, log: (message, fields) => log.info(fields ?? {}, message) });
     await catalogue.reload();
     // Every process follows catalogue changes made by any other (OCPI pushes, imports from the CLI).
     const listener = listen(

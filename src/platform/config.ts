@@ -43,6 +43,14 @@ export interface Config {
   /** On a first start with an empty catalogue, generate this many locations (0: none). */
   stationsDefaultLocations: number;
   stationsSeed: number;
+  /** Pricing of station price groups, in euros (scaled per currency). */
+  pricing: {
+    /** Per kWh excl. VAT where an operator sent no tariff; undefined: no fallback price. */
+    fallbackKwhPriceEur: string | undefined;
+    /** Our own one-off fee per session excl. VAT; undefined: none. */
+    startingFeeEur: string | undefined;
+    preAuthorization: { minimum: string; maximum: string; assumedDurationMinutes: number; assumedEnergyKwhCap: number; roundUpTo: string };
+  };
 }
 
 export class ConfigError extends Error {
@@ -80,6 +88,12 @@ export const CONFIG_VARIABLES = [
   'AUTH_CACHE_TTL_MS',
   'STATIONS_DEFAULT_LOCATIONS',
   'STATIONS_SEED',
+  'FALLBACK_KWH_PRICE_EUR',
+  'STARTING_FEE_EUR',
+  'PRE_AUTH_MIN_EUR',
+  'PRE_AUTH_MAX_EUR',
+  'PRE_AUTH_DURATION_MINUTES',
+  'PRE_AUTH_ENERGY_CAP_KWH',
 ] as const;
 
 function read(env: Env, name: string): string | undefined {
@@ -115,6 +129,15 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false (got "${value}")`);
 }
 
+/** A non-negative amount with at most 2 decimals, kept as a string (money is never a float). */
+function amount(env: Env, name: string, fallback: string | undefined): string | undefined {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  if (value.toLowerCase() === 'none') return undefined;
+  if (!/^\d{1,6}(\.\d{1,2})?$/.test(value)) throw new ConfigError(name, `must be an amount such as 0.59 (got "${value}")`);
+  return value;
+}
+
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const value = read(env, name);
   if (value === undefined) return undefined;
@@ -139,6 +162,24 @@ function host(env: Env): string {
 function defaultPublicBaseUrl(hostName: string, port: number, tlsAtProxy: boolean): string {
   const shown = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(hostName) ? 'localhost' : hostName;
   return tlsAtProxy ? `https://${shown}` : `https://${shown}:${port}`;
+}
+
+function pricingConfig(env: Env): Config['pricing'] {
+  const minimum = amount(env, 'PRE_AUTH_MIN_EUR', '10.00') ?? '0';
+  const maximum = amount(env, 'PRE_AUTH_MAX_EUR', '150.00') ?? '0';
+  if (Number(minimum) > Number(maximum)) throw new ConfigError('PRE_AUTH_MIN_EUR', `must not exceed PRE_AUTH_MAX_EUR (${maximum})`);
+  if (Number(maximum) < 1) throw new ConfigError('PRE_AUTH_MAX_EUR', 'must be at least 1');
+  return {
+    fallbackKwhPriceEur: amount(env, 'FALLBACK_KWH_PRICE_EUR', '0.59'),
+    startingFeeEur: amount(env, 'STARTING_FEE_EUR', undefined),
+    preAuthorization: {
+      minimum,
+      maximum,
+      assumedDurationMinutes: integer(env, 'PRE_AUTH_DURATION_MINUTES', 60, 1, 24 * 60),
+      assumedEnergyKwhCap: integer(env, 'PRE_AUTH_ENERGY_CAP_KWH', 80, 1, 1000),
+      roundUpTo: '1',
+    },
+  };
 }
 
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
@@ -198,5 +239,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2_000, 0, 5_000),
     stationsDefaultLocations: integer(env, 'STATIONS_DEFAULT_LOCATIONS', 20_000, 0, 3_000_000),
     stationsSeed: integer(env, 'STATIONS_SEED', 1, 0, 2 ** 31 - 1),
+    pricing: pricingConfig(env),
   };
 }

@@ -100,9 +100,9 @@ interface Snapshot {
  */
 export interface PricingConfig {
   /** Price per kWh excl. VAT applied where a CPO sent no tariff; undefined: no fallback. */
-  fallbackKwhPriceEur?: string;
+  fallbackKwhPriceEur?: string | undefined;
   /** Our own one-off fee per session excl. VAT; undefined: none. */
-  startingFeeEur?: string;
+  startingFeeEur?: string | undefined;
   preAuthorization: PreAuthorizationRule;
 }
 
