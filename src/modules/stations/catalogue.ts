@@ -14,7 +14,14 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { countryByAlpha3, UNITS_PER_EUR } from './european-countries.ts';
 import type { OcpiLocation, OcpiTariff } from './ocpi-schemas.ts';
-import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, type PreAuthorizationRule, type PriceGroup, type PriceGroupOptions } from './price-groups.ts';
+import {
+  DEFAULT_PRE_AUTHORIZATION,
+  derivePriceGroups,
+  localIsoDateTime,
+  type PreAuthorizationRule,
+  type PriceGroup,
+  type PriceGroupOptions,
+} from './price-groups.ts';
 import {
   connectorMask,
   maxPowerKw,
@@ -60,6 +67,8 @@ export interface TileFeature {
   custom_properties?: { is_partner: boolean };
   price_properties?: { price: string; type: 'charging_price' | 'time_price'; currency: string };
 }
+
+const EARTH_RADIUS_KM = 6371; // as geokdbush
 
 const STATUS_CODES: readonly StationStatus[] = ['free', 'busy', 'error', 'unknown'];
 const SPEED_CODES: readonly Speed[] = ['slow', 'fast', 'turbo'];
@@ -314,6 +323,33 @@ function emptySnapshot(): Snapshot {
   };
 }
 
+/** How many stations `accept` lets through within radiusKm of (lon, lat), by great-circle distance. */
+function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, accept: (i: number) => boolean): number {
+  if (s.size === 0) return 0;
+  const angular = radiusKm / EARTH_RADIUS_KM;
+  const dLat = (angular * 180) / Math.PI;
+  const minLat = lat - dLat;
+  const maxLat = lat + dLat;
+  const ranges: [number, number][] = [];
+  if (minLat <= -90 || maxLat >= 90 || angular >= Math.PI / 2) {
+    ranges.push([-180, 180]);
+  } else {
+    const dLon = (Math.asin(Math.min(1, Math.sin(angular) / Math.cos((lat * Math.PI) / 180))) * 180) / Math.PI;
+    const minLon = lon - dLon;
+    const maxLon = lon + dLon;
+    ranges.push([Math.max(minLon, -180), Math.min(maxLon, 180)]);
+    if (minLon < -180) ranges.push([minLon + 360, 180]);
+    if (maxLon > 180) ranges.push([-180, maxLon - 360]);
+  }
+  let count = 0;
+  for (const [west, east] of ranges) {
+    for (const i of s.index.range(west, Math.max(minLat, -90), east, Math.min(maxLat, 90))) {
+      if (greatCircleKm(lon, lat, s.longitudes[i] as number, s.latitudes[i] as number) <= radiusKm && accept(i)) count++;
+    }
+  }
+  return count;
+}
+
 function formatHundredths(value: number): string {
   const sign = value < 0 ? '-' : '';
   const abs = Math.abs(value);
@@ -366,7 +402,7 @@ export function createCatalogue(options: CatalogueOptions) {
       (maxHundredths === undefined || (s.priceHundredths[i] as number) === NO_PRICE || (s.priceHundredths[i] as number) <= maxHundredths);
   }
 
-  function project(s: Snapshot, i: number): Station {
+  function projectUncached(s: Snapshot, i: number): Station {
     const location = s.locations[i] as OcpiLocation;
     const op = s.operatorOf[i] as number;
     const name = s.operatorNames[op] as string;
@@ -377,6 +413,44 @@ export function createCatalogue(options: CatalogueOptions) {
       timeZone: location.time_zone,
     });
     return { ...base, price_groups };
+  }
+
+  // Projections are reused: deriving price groups is the costly part of an
+  // answer. An entry is dropped when its station's EVSE status changes, when the
+  // snapshot is replaced, and after PROJECTION_TTL_MS (tariffs have validity
+  // dates); local_datetime is always brought to the current second.
+  const PROJECTION_MAX = 50_000;
+  const PROJECTION_TTL_MS = 60_000;
+  const projections = new Map<number, { at: number; station: Station }>();
+  let projectionsOf: Snapshot | undefined;
+  const localNow = new Map<string, { second: number; text: string }>();
+
+  function localDateTimeNow(timeZone: string): string {
+    const now = clock.now();
+    const second = Math.floor(now.getTime() / 1000);
+    const hit = localNow.get(timeZone);
+    if (hit?.second === second) return hit.text;
+    const text = localIsoDateTime(now, timeZone);
+    localNow.set(timeZone, { second, text });
+    return text;
+  }
+
+  function project(s: Snapshot, i: number): Station {
+    if (projectionsOf !== s) {
+      projections.clear();
+      projectionsOf = s;
+    }
+    const now = clock.now().getTime();
+    let entry = projections.get(i);
+    if (!entry || now - entry.at > PROJECTION_TTL_MS) {
+      entry = { at: now, station: projectUncached(s, i) };
+      if (projections.size >= PROJECTION_MAX) projections.delete(projections.keys().next().value as number);
+      projections.set(i, entry);
+    }
+    const station = entry.station;
+    const local = localDateTimeNow((s.locations[i] as OcpiLocation).time_zone);
+    if (station.price_groups.every((g) => g.local_datetime === local)) return station;
+    return { ...station, price_groups: station.price_groups.map((g) => ({ ...g, local_datetime: local })) };
   }
 
   function stationFeature(s: Snapshot, i: number): TileFeature {
@@ -438,14 +512,27 @@ export function createCatalogue(options: CatalogueOptions) {
      */
     around(query: AroundQuery, page: { offset: number; limit: number }): { count: number; results: (Station & { distance: number })[] } {
       const s = snapshot;
-      const ids = kdAround(s.index, query.longitude, query.latitude, Number.POSITIVE_INFINITY, query.distance / 1000, matcher(s, query));
-      const hits = ids.map((i) => {
-        const km = greatCircleKm(query.longitude, query.latitude, s.longitudes[i] as number, s.latitudes[i] as number);
-        return { index: i, distance: Math.round(km * 10_000) / 10 }; // meters, to 0.1 m
-      });
+      const accept = matcher(s, query);
+      const radiusKm = query.distance / 1000;
+      const { longitude: lon, latitude: lat } = query;
+      // The count needs every match but no order: bounding box, then the exact distance.
+      const count = countWithin(s, lon, lat, radiusKm, accept);
+      const wanted = page.offset + page.limit;
+      if (count === 0 || page.offset >= count) return { count, results: [] };
+      // The page needs order but only the nearest `wanted` (plus any tied with the last of them).
+      let ids = kdAround(s.index, lon, lat, wanted, radiusKm, accept);
+      if (ids.length === wanted && wanted < count) {
+        const last = ids[ids.length - 1] as number;
+        const lastKm = greatCircleKm(lon, lat, s.longitudes[last] as number, s.latitudes[last] as number);
+        ids = kdAround(s.index, lon, lat, Number.POSITIVE_INFINITY, Math.min(radiusKm, lastKm + 0.0001), accept);
+      }
+      const hits = ids.map((i) => ({
+        index: i,
+        distance: Math.round(greatCircleKm(lon, lat, s.longitudes[i] as number, s.latitudes[i] as number) * 10_000) / 10,
+      }));
       hits.sort((a, b) => a.distance - b.distance || a.index - b.index);
-      const results = hits.slice(page.offset, page.offset + page.limit).map((hit) => ({ ...project(s, hit.index), distance: hit.distance }));
-      return { count: hits.length, results };
+      const results = hits.slice(page.offset, wanted).map((hit) => ({ ...project(s, hit.index), distance: hit.distance }));
+      return { count, results };
     },
 
     /** Features of one map tile: single stations and clusters (cached briefly per tile and filter). */
@@ -488,6 +575,7 @@ export function createCatalogue(options: CatalogueOptions) {
       evse.status = change.status;
       evse.last_updated = change.last_updated;
       s.statusCodes[i] = STATUS_CODES.indexOf(stationStatus(location));
+      if (projectionsOf === s) projections.delete(i);
       return true;
     },
 

@@ -495,7 +495,7 @@ function preAuthorizationAmount(prices: Prices, powerKw: number, rule: PreAuthor
 
 // ---- Local time ----
 
-function localIsoDateTime(now: Date, timeZone: string): string {
+export function localIsoDateTime(now: Date, timeZone: string): string {
   const ms = now.getTime();
   if (!Number.isFinite(ms)) throw new RangeError('now is not a valid date');
   const seconds = Math.floor(ms / 1000) * 1000;
