@@ -85,29 +85,45 @@ export function createClientsService(deps: ClientsServiceDeps) {
   // Credential checks beyond the signature are cached briefly so a request does
   // not always cost a query; the TTL (<= 5 s) bounds how long a revoked token or
   // a disabled client keeps working on any instance.
-  const cache = new Map<string, { at: number; failure: string | undefined }>();
+  // One refresh at a time per credential: requests arriving while it runs wait
+  // for it (or, while the previous answer is younger than twice the TTL and
+  // 5 s, use that one), so an expiring entry never sends a burst of queries.
+  const cache = new Map<string, { at: number; failure: string | undefined; refreshing?: Promise<string | undefined> }>();
 
   async function credentialFailure(clientId: string, jti: string): Promise<string | undefined> {
     const key = `${clientId}:${jti}`;
     const now = Date.now(); // wall-clock on purpose: a cache age, not domain time
     const hit = cache.get(key);
     if (hit && now - hit.at < deps.cacheTtlMs) return hit.failure;
-    const state = await repo.findCredentialState(db, clientId, jti);
-    // Tokens we sign are registered when issued, so an unregistered one cannot be
-    // revoked and is refused. Tokens from a JWKS issuer are not registered here;
-    // for them only the deny-list (revoked jti) applies.
-    const failure = !state
-      ? 'unknown client'
-      : state.client_disabled
-        ? 'client disabled'
-        : state.token_revoked
-          ? 'token revoked'
-          : !state.token_registered && !deps.acceptUnregisteredTokens
-            ? 'unknown token'
-            : undefined;
-    if (cache.size > 50_000) cache.clear();
-    cache.set(key, { at: now, failure });
-    return failure;
+    const staleLimit = Math.min(2 * deps.cacheTtlMs, 5_000); // revocation still takes effect within 5 s
+    if (hit?.refreshing) return now - hit.at < staleLimit ? hit.failure : hit.refreshing;
+    const refreshing = repo.findCredentialState(db, clientId, jti).then(
+      (state) => {
+        const failure = !state
+          ? 'unknown client'
+          : state.client_disabled
+            ? 'client disabled'
+            : state.token_revoked
+              ? 'token revoked'
+              : // Tokens we sign are registered when issued, so an unregistered one cannot be
+                // revoked and is refused. Tokens from a JWKS issuer are not registered here;
+                // for them only the deny-list (revoked jti) applies.
+                !state.token_registered && !deps.acceptUnregisteredTokens
+                ? 'unknown token'
+                : undefined;
+        if (cache.size > 50_000) cache.clear();
+        cache.set(key, { at: Date.now(), failure });
+        return failure;
+      },
+      (error: unknown) => {
+        if (hit)
+          cache.set(key, { at: hit.at, failure: hit.failure }); // let the next request try again
+        else cache.delete(key);
+        throw error;
+      },
+    );
+    cache.set(key, { at: hit?.at ?? 0, failure: hit?.failure, refreshing });
+    return hit && now - hit.at < staleLimit ? hit.failure : refreshing;
   }
 
   // A token's signature is verified once; its verified claims are then reused

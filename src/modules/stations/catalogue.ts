@@ -408,11 +408,21 @@ export function createCatalogue(options: CatalogueOptions) {
     const name = s.operatorNames[op] as string;
     const base = projectStation(s.stationIds[i] as string, location, { name, phone: s.operatorPhones[op] ?? null }, s.partners.get(name.toLowerCase()));
     const price_groups = derivePriceGroups(location.evses ?? [], (tariffId) => s.tariffs.get(tariffKey(location.country_code, location.party_id, tariffId)), {
-      ...pricingFor(location, pricing),
+      ...pricingOf(location),
       now: clock.now(),
       timeZone: location.time_zone,
     });
     return { ...base, price_groups };
+  }
+
+  const pricingByCountry = new Map<string, ReturnType<typeof pricingFor>>();
+  function pricingOf(location: OcpiLocation): ReturnType<typeof pricingFor> {
+    let options = pricingByCountry.get(location.country);
+    if (!options) {
+      options = pricingFor(location, pricing);
+      pricingByCountry.set(location.country, options);
+    }
+    return options;
   }
 
   // Projections are reused: deriving price groups is the costly part of an

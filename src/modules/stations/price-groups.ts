@@ -495,20 +495,32 @@ function preAuthorizationAmount(prices: Prices, powerKw: number, rule: PreAuthor
 
 // ---- Local time ----
 
+// Building an Intl.DateTimeFormat costs tens of microseconds: one per time zone is kept.
+const FORMATS = new Map<string, Intl.DateTimeFormat>();
+
+function formatFor(timeZone: string): Intl.DateTimeFormat {
+  let format = FORMATS.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    if (FORMATS.size < 1_000) FORMATS.set(timeZone, format); // IANA has ~600 zones
+  }
+  return format;
+}
+
 export function localIsoDateTime(now: Date, timeZone: string): string {
   const ms = now.getTime();
   if (!Number.isFinite(ms)) throw new RangeError('now is not a valid date');
   const seconds = Math.floor(ms / 1000) * 1000;
-  const format = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  });
+  const format = formatFor(timeZone);
   const parts: Record<string, number> = {};
   for (const part of format.formatToParts(seconds)) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
