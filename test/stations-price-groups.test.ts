@@ -636,3 +636,31 @@ describe('properties', () => {
     );
   });
 });
+
+describe('memo', () => {
+  test('a caller-owned memo gives the same groups and computes each tariff and power once', () => {
+    const night = tariff('NIGHT', [
+      el([pc('ENERGY', 0.29, 19)], { start_time: '22:00', end_time: '06:00' }),
+      el([pc('ENERGY', 0.39, 19), pc('FLAT', 0.5, 19)]),
+    ]);
+    const evses = [
+      evse('1', [conn('IEC_62196_T2', 22_000, ['NIGHT'])]),
+      evse('2', [conn('IEC_62196_T2_COMBO', 150_000, ['T039'])]),
+      evse('3', [conn('CHADEMO', 50_000)]),
+    ];
+    const find = lookup(night, FLAT_039);
+    const memo: NonNullable<PriceGroupOptions['memo']> = new Map();
+    const fallback = { currency: 'EUR', kwhPrice: '0.59', vat: '19' };
+    const plain = derivePriceGroups(evses, find, { ...BERLIN, fallback });
+    const first = derivePriceGroups(evses, find, { ...BERLIN, fallback, memo });
+    const second = derivePriceGroups(evses, find, { ...BERLIN, fallback, memo });
+    assert.deepEqual(first, plain);
+    assert.deepEqual(second, plain);
+    assert.equal(memo.size, 3);
+    assert.equal(second[0]?.prices, first[0]?.prices, 'the memoized prices object is reused');
+    // Another rule is another entry, not a stale answer.
+    const strict = derivePriceGroups(evses, find, { ...BERLIN, fallback, memo, preAuthorization: { minimum: '20.00' } });
+    assert.equal(memo.size, 6);
+    assert.deepEqual(strict, derivePriceGroups(evses, find, { ...BERLIN, fallback, preAuthorization: { minimum: '20.00' } }));
+  });
+});

@@ -101,6 +101,8 @@ interface Snapshot {
   byLocationKey: Map<string, number>;
   tariffs: Map<string, OcpiTariff>;
   partners: Map<string, repo.PartnerRow>;
+  /** Prices per (tariff, power, pricing options), shared by the stations of this snapshot. */
+  priceMemo: NonNullable<PriceGroupOptions['memo']>;
 }
 
 /**
@@ -218,6 +220,7 @@ async function buildSnapshot(db: Database, pricing: PricingConfig): Promise<Snap
     byLocationKey: new Map(),
     tariffs,
     partners,
+    priceMemo: new Map(),
   };
   const operatorIndex = new Map<string, number>();
   const currencyIndex = new Map<string, number>();
@@ -320,6 +323,7 @@ function emptySnapshot(): Snapshot {
     byLocationKey: new Map(),
     tariffs: new Map(),
     partners: new Map(),
+    priceMemo: new Map(),
   };
 }
 
@@ -411,6 +415,7 @@ export function createCatalogue(options: CatalogueOptions) {
       ...pricingOf(location),
       now: clock.now(),
       timeZone: location.time_zone,
+      memo: s.priceMemo,
     });
     return { ...base, price_groups };
   }

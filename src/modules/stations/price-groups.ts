@@ -184,6 +184,12 @@ export interface PriceGroupOptions {
   preAuthorization?: Partial<PreAuthorizationRule>;
   /** Currency of groups with neither tariff nor fallback (default "XXX"). */
   currency?: string;
+  /**
+   * A cache the caller owns (e.g. one per catalogue snapshot): a group's prices
+   * and hold depend only on its tariff (id and last_updated), its power and the
+   * options other than now, so they are computed once per combination.
+   */
+  memo?: Map<string, { prices: Prices; currency: string; amount: string }>;
 }
 
 export const DEFAULT_PRE_AUTHORIZATION: PreAuthorizationRule = Object.freeze({
@@ -236,16 +242,27 @@ export function derivePriceGroups(evses: OcpiEvse[], findTariff: (tariffId: stri
   }
 
   const ordered = [...buckets.values()].sort((a, b) => b.power - a.power || compareStrings(a.type, b.type) || compareTariffs(a.tariff, b.tariff));
+  const memo = options.memo;
+  const optionsKey = memo ? JSON.stringify([options.fallback ?? null, options.startingFee ?? null, rule, options.currency ?? null]) : '';
   return ordered.map((bucket) => {
-    const { prices, currency } = bucket.tariff ? tariffPrices(bucket.tariff, options) : fallbackPrices(options);
+    const key = memo ? `${bucket.tariff ? `${tariffKey(bucket.tariff)}@${bucket.tariff.last_updated}` : '-'}|${bucket.power}|${optionsKey}` : '';
+    let priced = memo?.get(key);
+    if (!priced) {
+      const { prices, currency } = bucket.tariff ? tariffPrices(bucket.tariff, options) : fallbackPrices(options);
+      priced = { prices, currency, amount: preAuthorizationAmount(prices, bucket.power, rule) };
+      if (memo) {
+        if (memo.size >= 100_000) memo.clear();
+        memo.set(key, priced);
+      }
+    }
     return {
       type: bucket.type,
       power: bucket.power,
       evse_ids: bucket.evseIds,
-      prices,
+      prices: priced.prices,
       local_datetime: localDateTime,
-      currency,
-      pre_authorization_amount: preAuthorizationAmount(prices, bucket.power, rule),
+      currency: priced.currency,
+      pre_authorization_amount: priced.amount,
       is_fallback: bucket.tariff === undefined,
     };
   });
