@@ -34,7 +34,7 @@ import {
   stationStatus,
 } from './projection.ts';
 import * as repo from './repository.ts';
-import { buildTileIndex, type TileIndex, tileItems } from './tiles.ts';
+import { buildTileIndex, mortonCode, type TileIndex, tileItems } from './tiles.ts';
 
 export type Station = StationBase & { price_groups: PriceGroup[] };
 
@@ -80,6 +80,8 @@ interface Snapshot {
   stationIds: string[];
   locations: OcpiLocation[];
   index: KDBush;
+  /** Catalogue (database) order of each station; stations themselves are numbered in Morton order. */
+  rank: Uint32Array;
   tileIndex: TileIndex;
   longitudes: Float64Array;
   latitudes: Float64Array;
@@ -192,6 +194,20 @@ async function buildSnapshot(db: Database, pricing: PricingConfig): Promise<Snap
       locations.push(location);
     }
   }
+  // Stations are numbered in Morton (Z-order) of their position, so a map tile
+  // (a contiguous Morton range) reads the per-station arrays sequentially.
+  // `rank` keeps the catalogue (database) order, which breaks distance ties.
+  const codes = locations.map((l) => mortonCode(Number(l.coordinates.longitude), Number(l.coordinates.latitude)));
+  const order = codes.map((_, i) => i).sort((a, b) => (codes[a] as number) - (codes[b] as number) || a - b);
+  const rank = Uint32Array.from(order);
+  {
+    const sortedLocations = order.map((i) => locations[i] as OcpiLocation);
+    const sortedIds = order.map((i) => stationIds[i] as string);
+    for (let k = 0; k < order.length; k++) {
+      locations[k] = sortedLocations[k] as OcpiLocation;
+      stationIds[k] = sortedIds[k] as string;
+    }
+  }
   const size = locations.length;
   const index = size > 0 ? new KDBush(size, 64) : emptyKdIndex();
   const s: Snapshot = {
@@ -200,6 +216,7 @@ async function buildSnapshot(db: Database, pricing: PricingConfig): Promise<Snap
     stationIds,
     locations,
     index,
+    rank,
     tileIndex: { order: new Uint32Array(0), codes: new Float64Array(0) },
     longitudes: new Float64Array(size),
     latitudes: new Float64Array(size),
@@ -303,6 +320,7 @@ function emptySnapshot(): Snapshot {
     stationIds: [],
     locations: [],
     index: emptyKdIndex(),
+    rank: new Uint32Array(0),
     tileIndex: { order: new Uint32Array(0), codes: new Float64Array(0) },
     longitudes: new Float64Array(0),
     latitudes: new Float64Array(0),
@@ -545,7 +563,7 @@ export function createCatalogue(options: CatalogueOptions) {
         index: i,
         distance: Math.round(greatCircleKm(lon, lat, s.longitudes[i] as number, s.latitudes[i] as number) * 10_000) / 10,
       }));
-      hits.sort((a, b) => a.distance - b.distance || a.index - b.index);
+      hits.sort((a, b) => a.distance - b.distance || (s.rank[a.index] as number) - (s.rank[b.index] as number));
       const results = hits.slice(page.offset, wanted).map((hit) => ({ ...project(s, hit.index), distance: hit.distance }));
       return { count, results };
     },
@@ -610,7 +628,7 @@ export function createCatalogue(options: CatalogueOptions) {
       return [...snapshot.partners.values()].sort((a, b) => a.name.localeCompare(b.name));
     },
 
-    /** Facts of every station, for brute-force checks in tests and benchmarks. */
+    /** Facts of every station in catalogue (database) order, for brute-force checks in tests and benchmarks. */
     inspect(): {
       size: number;
       longitudes: Float64Array;
@@ -619,7 +637,19 @@ export function createCatalogue(options: CatalogueOptions) {
       matches(filter: StationFilter): (i: number) => boolean;
     } {
       const s = snapshot;
-      return { size: s.size, longitudes: s.longitudes, latitudes: s.latitudes, stationIds: s.stationIds, matches: (filter) => matcher(s, filter) };
+      const internal = new Uint32Array(s.size);
+      for (let i = 0; i < s.size; i++) internal[s.rank[i] as number] = i;
+      const pick = <T>(read: (i: number) => T) => Array.from(internal, read);
+      return {
+        size: s.size,
+        longitudes: Float64Array.from(pick((i) => s.longitudes[i] as number)),
+        latitudes: Float64Array.from(pick((i) => s.latitudes[i] as number)),
+        stationIds: pick((i) => s.stationIds[i] as string),
+        matches: (filter) => {
+          const accept = matcher(s, filter);
+          return (r: number) => accept(internal[r] as number);
+        },
+      };
     },
   };
 }
