@@ -64,38 +64,6 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** Variables this service understands; documented in the README's configuration table. */
-export const CONFIG_VARIABLES = [
-  'NODE_ENV',
-  'HOST',
-  'PORT',
-  'DATA_DIR',
-  'DATABASE_URL',
-  'TLS_CERT_FILE',
-  'TLS_KEY_FILE',
-  'TRUST_PROXY',
-  'PUBLIC_BASE_URL',
-  'LOG_LEVEL',
-  'JWT_ISSUER',
-  'JWT_AUDIENCE',
-  'JWT_ALGORITHM',
-  'JWT_PRIVATE_KEY_FILE',
-  'JWT_PUBLIC_KEY_FILE',
-  'JWT_JWKS_URL',
-  'LOCALES',
-  'DEMO_CLIENT',
-  'SHUTDOWN_GRACE_MS',
-  'AUTH_CACHE_TTL_MS',
-  'STATIONS_DEFAULT_LOCATIONS',
-  'STATIONS_SEED',
-  'FALLBACK_KWH_PRICE_EUR',
-  'STARTING_FEE_EUR',
-  'PRE_AUTH_MIN_EUR',
-  'PRE_AUTH_MAX_EUR',
-  'PRE_AUTH_DURATION_MINUTES',
-  'PRE_AUTH_ENERGY_CAP_KWH',
-] as const;
-
 function read(env: Env, name: string): string | undefined {
   const value = env[name];
   if (value === undefined) return undefined;

@@ -45,11 +45,6 @@ export function createDatabase(connectionString: string, options: { max?: number
   };
 }
 
-/** Runs work in a transaction when given the database, or inside the caller's transaction when given one. */
-export function inTransaction<T>(db: Database | Queryable, work: (tx: Queryable) => Promise<T>): Promise<T> {
-  return 'transaction' in db ? (db as Database).transaction(work) : work(db);
-}
-
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const e = error as { code?: string; constraint?: string };
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);

@@ -41,7 +41,6 @@ export const ERROR_CODES = {
   },
   rate_limited: { status: 429, title: 'Too many requests', description: 'The client exceeded its request rate; see Retry-After.' },
   unexpected_error: { status: 500, title: 'Unexpected error', description: 'Something failed on our side; quote the support id to the operator.' },
-  service_unavailable: { status: 503, title: 'Service unavailable', description: 'A dependency of the service is not reachable; retry later.' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -8,6 +8,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { JwtConfig } from '../../platform/config.ts';
 import type { Database } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
+import { isUuid } from '../../platform/ids.ts';
 import * as repo from './repository.ts';
 
 export interface Principal {
@@ -20,12 +21,6 @@ export interface IssuedToken {
   jti: string;
   token: string;
   expiresAt: Date | null;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
 }
 
 /** "30d", "12h", "45m", "90s": a lifetime in milliseconds. */

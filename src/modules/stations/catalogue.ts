@@ -34,7 +34,7 @@ import {
   stationStatus,
 } from './projection.ts';
 import * as repo from './repository.ts';
-import { buildTileIndex, mortonCode, type TileIndex, tileItems } from './tiles.ts';
+import { mortonCode, tileItems } from './tiles.ts';
 
 export type Station = StationBase & { price_groups: PriceGroup[] };
 
@@ -82,7 +82,8 @@ interface Snapshot {
   index: KDBush;
   /** Catalogue (database) order of each station; stations themselves are numbered in Morton order. */
   rank: Uint32Array;
-  tileIndex: TileIndex;
+  /** Morton code of each station, ascending (stations are numbered in Morton order). */
+  mortonCodes: Float64Array;
   longitudes: Float64Array;
   latitudes: Float64Array;
   statusCodes: Uint8Array;
@@ -217,7 +218,7 @@ async function buildSnapshot(db: Database, pricing: PricingConfig): Promise<Snap
     locations,
     index,
     rank,
-    tileIndex: { order: new Uint32Array(0), codes: new Float64Array(0) },
+    mortonCodes: Float64Array.from(order, (i) => codes[i] as number),
     longitudes: new Float64Array(size),
     latitudes: new Float64Array(size),
     statusCodes: new Uint8Array(size),
@@ -309,7 +310,6 @@ async function buildSnapshot(db: Database, pricing: PricingConfig): Promise<Snap
   }
   if (size > 0) index.finish();
   s.operatorIsPartner = Uint8Array.from(s.operatorNames, (n) => (partners.has(n.toLowerCase()) ? 1 : 0));
-  s.tileIndex = buildTileIndex(s.longitudes, s.latitudes);
   return s;
 }
 
@@ -321,7 +321,7 @@ function emptySnapshot(): Snapshot {
     locations: [],
     index: emptyKdIndex(),
     rank: new Uint32Array(0),
-    tileIndex: { order: new Uint32Array(0), codes: new Float64Array(0) },
+    mortonCodes: new Float64Array(0),
     longitudes: new Float64Array(0),
     latitudes: new Float64Array(0),
     statusCodes: new Uint8Array(0),
@@ -514,7 +514,7 @@ export function createCatalogue(options: CatalogueOptions) {
 
   function computeTile(s: Snapshot, z: number, x: number, y: number, filter: StationFilter): TileFeature[] {
     const accept = matcher(s, filter);
-    const items = tileItems(s.tileIndex, z, x, y, accept, {
+    const items = tileItems(s.mortonCodes, z, x, y, accept, {
       longitudes: s.longitudes,
       latitudes: s.latitudes,
       speedCodes: s.speedCodes,

@@ -2,7 +2,7 @@
 // status and speed derived from the EVSEs (contract rules), coordinates as
 // strings, upper-case weekday names, amenities from OCPI facilities.
 import type { ConnectorStandard, EvseStatus, OcpiEvse, OcpiLocation } from './ocpi-schemas.ts';
-import { connectorPowerKw } from './price-groups.ts';
+import { connectorPowerKw, WEEKDAYS } from './price-groups.ts';
 
 export type Speed = 'slow' | 'fast' | 'turbo';
 export type StationStatus = 'free' | 'busy' | 'unknown' | 'error';
@@ -57,8 +57,6 @@ export const API_CONNECTOR_TYPES = [
 
 /** interface-spec.md calls OCPI's TESLA_R/TESLA_S by neutral names; both spellings are accepted. */
 export const CONNECTOR_TYPE_ALIASES: Record<string, string> = { VENDOR_R: 'TESLA_R', VENDOR_S: 'TESLA_S' };
-
-const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
 
 /** Bit of a connector standard in a station's connector mask (0 for standards clients cannot filter on). */
 export function connectorBit(standard: string): number {

@@ -5,7 +5,7 @@ import { PageOf, PageQuery, pageRequest, toPage } from '../../platform/http/pagi
 import { normalizeQuery } from '../../platform/http/query.ts';
 import { withErrors } from '../../platform/http/schema.ts';
 import type { HttpApp } from '../../platform/http/server.ts';
-import type { Catalogue } from './catalogue.ts';
+import type { Catalogue, StationFilter } from './catalogue.ts';
 import { CONNECTOR_TYPE_ALIASES, connectorBit } from './projection.ts';
 import { ConnectorTypes, PartnerSchema, StationAroundSchema, StationSchema, TileResponseSchema } from './schemas.ts';
 import { MAX_ZOOM } from './tiles.ts';
@@ -24,6 +24,16 @@ export function connectorMaskOf(types: string[] | undefined): number {
   let mask = 0;
   for (const type of types ?? []) mask |= connectorBit(CONNECTOR_TYPE_ALIASES[type] ?? type);
   return mask >>> 0;
+}
+
+/** The filters around and tile share, from their query parameters. */
+function filterOf(q: { connector_types?: string[]; only_available?: boolean; only_partners?: boolean; operators?: string[] }): StationFilter {
+  return {
+    connectorMask: connectorMaskOf(q.connector_types),
+    onlyAvailable: q.only_available ?? false,
+    onlyPartners: q.only_partners ?? false,
+    operators: (q.operators ?? []).map((o) => o.toLowerCase()),
+  };
 }
 
 export function stationsRoutes(deps: StationsRoutesDeps) {
@@ -63,10 +73,7 @@ export function stationsRoutes(deps: StationsRoutesDeps) {
             latitude: q.latitude,
             longitude: q.longitude,
             distance: q.distance ?? 100,
-            connectorMask: connectorMaskOf(q.connector_types),
-            onlyAvailable: q.only_available ?? false,
-            onlyPartners: q.only_partners ?? false,
-            operators: (q.operators ?? []).map((o) => o.toLowerCase()),
+            ...filterOf(q),
           },
           page,
         );
@@ -131,10 +138,7 @@ export function stationsRoutes(deps: StationsRoutesDeps) {
           if ((q.y[k] as number) >= limit) throw validationError(`y.${k}`, `must be below ${limit} at zoom ${q.z}`);
         });
         const filter = {
-          connectorMask: connectorMaskOf(q.connector_types),
-          onlyAvailable: q.only_available ?? false,
-          onlyPartners: q.only_partners ?? false,
-          operators: (q.operators ?? []).map((o) => o.toLowerCase()),
+          ...filterOf(q),
           speeds: (q.power_groups ?? []) as ('slow' | 'fast' | 'turbo')[],
           ...(q.max_price !== undefined ? { maxPrice: q.max_price } : {}),
         };

@@ -51,25 +51,6 @@ export function mortonCode(lon: number, lat: number): number {
   return mortonOfCell(Math.floor(x * GRID_SIZE), Math.floor(y * GRID_SIZE));
 }
 
-export interface TileIndex {
-  /** Station indexes sorted by Morton code. */
-  order: Uint32Array;
-  /** Morton codes in the same (ascending) order. */
-  codes: Float64Array;
-}
-
-export function buildTileIndex(longitudes: Float64Array, latitudes: Float64Array): TileIndex {
-  const n = longitudes.length;
-  const raw = new Float64Array(n);
-  for (let i = 0; i < n; i++) raw[i] = mortonCode(longitudes[i] as number, latitudes[i] as number);
-  const order = new Uint32Array(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  order.sort((a, b) => (raw[a] as number) - (raw[b] as number) || a - b);
-  const codes = new Float64Array(n);
-  for (let i = 0; i < n; i++) codes[i] = raw[order[i] as number] as number;
-  return { order, codes };
-}
-
 function lowerBound(codes: Float64Array, value: number): number {
   let lo = 0;
   let hi = codes.length;
@@ -79,11 +60,6 @@ function lowerBound(codes: Float64Array, value: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-export function isValidTile(z: number, x: number, y: number): boolean {
-  const n = 2 ** z;
-  return Number.isInteger(z) && z >= 0 && z <= MAX_ZOOM && Number.isInteger(x) && Number.isInteger(y) && x >= 0 && y >= 0 && x < n && y < n;
 }
 
 export interface TileStation {
@@ -127,7 +103,8 @@ function commonLevel(a: number, b: number): number {
  * stations where a cell holds one, clusters elsewhere.
  */
 export function tileItems(
-  index: TileIndex,
+  /** Morton codes of the stations, ascending: station k has the k-th code (stations are numbered in Morton order). */
+  codes: Float64Array,
   z: number,
   x: number,
   y: number,
@@ -137,8 +114,8 @@ export function tileItems(
   const shift = GRID_BITS - z;
   const span = 4 ** shift;
   const start = mortonOfCell(x * 2 ** shift, y * 2 ** shift);
-  const from = lowerBound(index.codes, start);
-  const to = lowerBound(index.codes, start + span);
+  const from = lowerBound(codes, start);
+  const to = lowerBound(codes, start + span);
   const cellLevel = Math.min(z + CELL_LEVELS, GRID_BITS);
   const cellSpan = 4 ** (GRID_BITS - cellLevel);
   const items: (TileStation | TileCluster)[] = [];
@@ -173,9 +150,9 @@ export function tileItems(
   };
 
   for (let k = from; k < to; k++) {
-    const station = index.order[k] as number;
+    const station = k;
     if (!accept(station)) continue;
-    const code = index.codes[k] as number;
+    const code = codes[k] as number;
     const c = Math.floor(code / cellSpan);
     if (c !== cell) {
       flush();

@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { isCountryCode } from '../../platform/countries.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { AppError, type FieldError, notFound } from '../../platform/errors.ts';
-import { isUuid } from '../clients/service.ts';
+import { isUuid } from '../../platform/ids.ts';
 import * as repo from './repository.ts';
 import type { BillingDetailsBody, BillingDetailsView, UserCreateBody, UserPatchBody, UserView } from './schemas.ts';
 import { normalizeVatNumber, vatNumberProblem } from './vat.ts';
