@@ -1,40 +1,41 @@
 // The in-memory station catalogue of one process: built from the database at
 // start, rebuilt off the request path when the catalogue changes and swapped
 // in atomically. Queries never wait for a rebuild; they read the snapshot that
-// was current when they started.
+// was current when they started. EVSE status changes are applied in place.
 //
-// A snapshot holds the OCPI locations (for projection), a static k-d tree over
-// their coordinates (radius search by great-circle distance), and typed arrays
-// of what filters need (status, connector mask, operator, partner flag).
+// Answers are written as JSON text straight from the snapshot (snapshot.ts):
+// the parts that do not change between requests are kept as JSON fragments,
+// so answering a query is a search plus string concatenation. `station()`
+// parses the same text for callers inside the service, so there is one way a
+// station is shown.
 
-import Big from 'big.js';
 import { distance as greatCircleKm, around as kdAround } from 'geokdbush';
-import KDBush from 'kdbush';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
-import { countryByAlpha3, UNITS_PER_EUR } from './european-countries.ts';
-import type { OcpiLocation, OcpiTariff } from './ocpi-schemas.ts';
-import {
-  DEFAULT_PRE_AUTHORIZATION,
-  derivePriceGroups,
-  localIsoDateTime,
-  type PreAuthorizationRule,
-  type PriceGroup,
-  type PriceGroupOptions,
-} from './price-groups.ts';
-import {
-  connectorMask,
-  maxPowerKw,
-  operatorName,
-  projectStation,
-  type Speed,
-  type StationBase,
-  type StationStatus,
-  speedOf,
-  stationStatus,
-} from './projection.ts';
+import { EVSE_STATUSES } from './ocpi-schemas.ts';
+import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, localIsoDateTime, type PriceGroup, tariffChanges } from './price-groups.ts';
+import type { Speed, StationBase, StationStatus } from './projection.ts';
 import * as repo from './repository.ts';
-import { mortonCode, tileItems } from './tiles.ts';
+import {
+  buildSnapshot,
+  emptySnapshot,
+  findEvse,
+  type Layout,
+  type LayoutGroup,
+  NO_PRICE,
+  type PricingConfig,
+  pricingFor,
+  REMOVED,
+  type Snapshot,
+  SPEED_CODES,
+  STATUS_CODES,
+  stationOfEvse,
+  stationStatusCode,
+  tariffKey,
+} from './snapshot.ts';
+import { tileItems } from './tiles.ts';
+
+export { type PricingConfig, pricingFor } from './snapshot.ts';
 
 export type Station = StationBase & { price_groups: PriceGroup[] };
 
@@ -58,91 +59,26 @@ export interface AroundQuery extends StationFilter {
   distance: number;
 }
 
-export interface TileFeature {
-  type: 'Feature';
-  geometry: { type: 'Point'; coordinates: [string, string] };
-  properties: { count: number; expansion_zoom?: number; speed: Speed; status: StationStatus; operator_id?: string };
-  station_id?: string;
-  cluster_id?: string;
-  custom_properties?: { is_partner: boolean };
-  price_properties?: { price: string; type: 'charging_price' | 'time_price'; currency: string };
+/** A map tile's features as JSON text (elements of a GeoJSON `features` array, comma-separated; "" when none). */
+export interface TileJson {
+  count: number;
+  json: string;
 }
 
-const EARTH_RADIUS_KM = 6371; // as geokdbush
-
-const STATUS_CODES: readonly StationStatus[] = ['free', 'busy', 'error', 'unknown'];
-const SPEED_CODES: readonly Speed[] = ['slow', 'fast', 'turbo'];
-const NO_PRICE = -1;
-
-interface Snapshot {
-  version: number;
-  size: number;
-  stationIds: string[];
-  locations: OcpiLocation[];
-  index: KDBush;
-  /** Catalogue (database) order of each station; stations themselves are numbered in Morton order. */
-  rank: Uint32Array;
-  /** Morton code of each station, ascending (stations are numbered in Morton order). */
-  mortonCodes: Float64Array;
-  longitudes: Float64Array;
-  latitudes: Float64Array;
-  statusCodes: Uint8Array;
-  speedCodes: Uint8Array;
-  connectorMasks: Uint32Array;
-  operatorOf: Uint32Array;
-  operatorNames: string[];
-  operatorIds: string[];
-  operatorPhones: (string | null)[];
-  operatorIsPartner: Uint8Array;
-  /** Price shown on the map, in hundredths of the currency (NO_PRICE when none). */
-  priceHundredths: Int32Array;
-  priceIsTime: Uint8Array;
-  currencyOf: Uint8Array;
-  currencies: string[];
-  byStationId: Map<string, number>;
-  byEvseId: Map<string, number>;
-  byLocationKey: Map<string, number>;
-  tariffs: Map<string, OcpiTariff>;
-  partners: Map<string, repo.PartnerRow>;
-  /** Prices per (tariff, power, pricing options), shared by the stations of this snapshot. */
-  priceMemo: NonNullable<PriceGroupOptions['memo']>;
-}
-
-/**
- * The operator's pricing settings, in euros; scaled into a location's currency
- * with UNITS_PER_EUR (the hold rule's minimum/maximum and round-up step too).
- */
-export interface PricingConfig {
-  /** Price per kWh excl. VAT applied where a CPO sent no tariff; undefined: no fallback. */
-  fallbackKwhPriceEur?: string | undefined;
-  /** Our own one-off fee per session excl. VAT; undefined: none. */
-  startingFeeEur?: string | undefined;
-  preAuthorization: PreAuthorizationRule;
+/** Where an EVSE lives at its CPO, for commands (OCPI START_SESSION names location and EVSE uid). */
+export interface EvseRef {
+  country_code: string;
+  party_id: string;
+  location_id: string;
+  evse_uid: string;
+  evse_id: string;
+  status: string;
+  station_id: string;
 }
 
 export const DEFAULT_PRICING: PricingConfig = { fallbackKwhPriceEur: '0.59', preAuthorization: DEFAULT_PRE_AUTHORIZATION };
 
-/** Price-group options of one location: currency, VAT and amounts of its country. */
-export function pricingFor(location: OcpiLocation, config: PricingConfig): Omit<PriceGroupOptions, 'now' | 'timeZone'> {
-  const country = countryByAlpha3(location.country);
-  const currency = country?.currency ?? 'EUR';
-  const rate = new Big(UNITS_PER_EUR[currency] ?? '1');
-  const vat = country?.vat ?? '0';
-  const scale = (eur: string, dp: number) => new Big(eur).times(rate).round(dp, Big.roundHalfUp).toFixed(dp);
-  const step = rate.gte(50) ? '100' : rate.gte(5) ? '10' : config.preAuthorization.roundUpTo;
-  const rule = config.preAuthorization;
-  return {
-    currency,
-    ...(config.fallbackKwhPriceEur ? { fallback: { currency, kwhPrice: scale(config.fallbackKwhPriceEur, 2), vat } } : {}),
-    ...(config.startingFeeEur ? { startingFee: { price: scale(config.startingFeeEur, 2), vat } } : {}),
-    preAuthorization: {
-      ...rule,
-      minimum: new Big(scale(rule.minimum, 2)).div(step).round(0, Big.roundUp).times(step).toFixed(2),
-      maximum: new Big(scale(rule.maximum, 2)).div(step).round(0, Big.roundDown).times(step).toFixed(2),
-      roundUpTo: step,
-    },
-  };
-}
+const EARTH_RADIUS_KM = 6371; // as geokdbush
 
 export interface CatalogueOptions {
   db: Database;
@@ -151,198 +87,6 @@ export interface CatalogueOptions {
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** How long a computed tile is reused; bounds how stale a tile may be (default 2 s). */
   tileCacheTtlMs?: number;
-}
-
-const tariffKey = (countryCode: string, partyId: string, id: string) => `${countryCode}*${partyId}*${id}`;
-const locationKey = (countryCode: string, partyId: string, id: string) => `${countryCode}*${partyId}*${id}`;
-
-/** The price a map shows for a tariff: its highest kWh price incl. VAT, else its highest time price per minute incl. VAT. */
-function tariffMapPrice(tariff: OcpiTariff): { hundredths: number; isTime: boolean } | undefined {
-  let best: Big | undefined;
-  let bestTime: Big | undefined;
-  for (const element of tariff.elements) {
-    if (element.restrictions?.reservation) continue;
-    for (const component of element.price_components) {
-      const gross = new Big(String(component.price)).times(new Big(String(component.vat ?? 0)).div(100).plus(1));
-      if (component.type === 'ENERGY' && (!best || gross.gt(best))) best = gross;
-      if (component.type === 'TIME' && (!bestTime || gross.gt(bestTime))) bestTime = gross;
-    }
-  }
-  if (best) return { hundredths: Number(best.times(100).round(0, Big.roundHalfUp)), isTime: false };
-  if (bestTime) return { hundredths: Number(bestTime.div(60).times(100).round(0, Big.roundHalfUp)), isTime: true };
-  return undefined;
-}
-
-function emptyKdIndex(): KDBush {
-  const index = new KDBush(0);
-  index.finish();
-  return index;
-}
-
-let snapshotVersion = 0;
-
-async function buildSnapshot(db: Database, pricing: PricingConfig): Promise<Snapshot> {
-  const [parties, tariffRows, partnerRows] = await Promise.all([repo.listParties(db), repo.listTariffs(db), repo.listPartners(db)]);
-  const partyByKey = new Map(parties.map((p) => [`${p.country_code}*${p.party_id}`, p]));
-  const tariffs = new Map(tariffRows.map((t) => [tariffKey(t.country_code, t.party_id, t.id), t]));
-  const partners = new Map(partnerRows.map((p) => [p.name.toLowerCase(), p]));
-  const tariffPrices = new Map<string, { hundredths: number; isTime: boolean } | undefined>();
-  const stationIds: string[] = [];
-  const locations: OcpiLocation[] = [];
-  for await (const batch of repo.streamLocations(db)) {
-    for (const { stationId, location } of batch) {
-      stationIds.push(stationId);
-      locations.push(location);
-    }
-  }
-  // Stations are numbered in Morton (Z-order) of their position, so a map tile
-  // (a contiguous Morton range) reads the per-station arrays sequentially.
-  // `rank` keeps the catalogue (database) order, which breaks distance ties.
-  const codes = locations.map((l) => mortonCode(Number(l.coordinates.longitude), Number(l.coordinates.latitude)));
-  const order = codes.map((_, i) => i).sort((a, b) => (codes[a] as number) - (codes[b] as number) || a - b);
-  const rank = Uint32Array.from(order);
-  {
-    const sortedLocations = order.map((i) => locations[i] as OcpiLocation);
-    const sortedIds = order.map((i) => stationIds[i] as string);
-    for (let k = 0; k < order.length; k++) {
-      locations[k] = sortedLocations[k] as OcpiLocation;
-      stationIds[k] = sortedIds[k] as string;
-    }
-  }
-  const size = locations.length;
-  const index = size > 0 ? new KDBush(size, 64) : emptyKdIndex();
-  const s: Snapshot = {
-    version: ++snapshotVersion,
-    size,
-    stationIds,
-    locations,
-    index,
-    rank,
-    mortonCodes: Float64Array.from(order, (i) => codes[i] as number),
-    longitudes: new Float64Array(size),
-    latitudes: new Float64Array(size),
-    statusCodes: new Uint8Array(size),
-    speedCodes: new Uint8Array(size),
-    connectorMasks: new Uint32Array(size),
-    operatorOf: new Uint32Array(size),
-    operatorNames: [],
-    operatorIds: [],
-    operatorPhones: [],
-    operatorIsPartner: new Uint8Array(0),
-    priceHundredths: new Int32Array(size),
-    priceIsTime: new Uint8Array(size),
-    currencyOf: new Uint8Array(size),
-    currencies: [],
-    byStationId: new Map(),
-    byEvseId: new Map(),
-    byLocationKey: new Map(),
-    tariffs,
-    partners,
-    priceMemo: new Map(),
-  };
-  const operatorIndex = new Map<string, number>();
-  const currencyIndex = new Map<string, number>();
-  for (let i = 0; i < size; i++) {
-    const location = locations[i] as OcpiLocation;
-    const lon = Number(location.coordinates.longitude);
-    const lat = Number(location.coordinates.latitude);
-    if (size > 0) index.add(lon, lat);
-    s.longitudes[i] = lon;
-    s.latitudes[i] = lat;
-    s.statusCodes[i] = STATUS_CODES.indexOf(stationStatus(location));
-    s.speedCodes[i] = SPEED_CODES.indexOf(speedOf(maxPowerKw(location)));
-    s.connectorMasks[i] = connectorMask(location);
-    const party = partyByKey.get(`${location.country_code}*${location.party_id}`);
-    const name = operatorName(location, party?.name);
-    // One entry per (party, name): two parties may sell under one brand name.
-    const operatorKey = `${location.country_code}*${location.party_id}\u0000${name}`;
-    let op = operatorIndex.get(operatorKey);
-    if (op === undefined) {
-      op = s.operatorNames.length;
-      operatorIndex.set(operatorKey, op);
-      s.operatorNames.push(name);
-      s.operatorIds.push(`${location.country_code}*${location.party_id}`);
-      s.operatorPhones.push(party?.phone ?? null);
-    }
-    s.operatorOf[i] = op;
-    s.byStationId.set(stationIds[i] as string, i);
-    s.byLocationKey.set(locationKey(location.country_code, location.party_id, location.id), i);
-    // Map price: the cheapest of the station's tariffs (each at its highest kWh price), else the fallback price.
-    let price: { hundredths: number; isTime: boolean } | undefined;
-    let currency: string | undefined;
-    let anyWithoutTariff = false;
-    for (const evse of location.evses ?? []) {
-      if (evse.evse_id && evse.status !== 'REMOVED') s.byEvseId.set(evse.evse_id, i);
-      if (evse.status === 'REMOVED') continue;
-      for (const connector of evse.connectors) {
-        const key = (connector.tariff_ids ?? []).map((id) => tariffKey(location.country_code, location.party_id, id)).find((k) => tariffs.has(k));
-        if (!key) {
-          anyWithoutTariff = true;
-          continue;
-        }
-        if (!tariffPrices.has(key)) tariffPrices.set(key, tariffMapPrice(tariffs.get(key) as OcpiTariff));
-        const candidate = tariffPrices.get(key);
-        if (candidate && (!price || (candidate.isTime === price.isTime ? candidate.hundredths < price.hundredths : !candidate.isTime))) {
-          price = candidate;
-          currency = tariffs.get(key)?.currency;
-        }
-      }
-    }
-    if (!price && anyWithoutTariff) {
-      const fallback = pricingFor(location, pricing).fallback;
-      if (fallback) {
-        price = {
-          hundredths: Number(new Big(fallback.kwhPrice).times(new Big(fallback.vat).div(100).plus(1)).times(100).round(0, Big.roundHalfUp)),
-          isTime: false,
-        };
-        currency = fallback.currency;
-      }
-    }
-    s.priceHundredths[i] = price ? price.hundredths : NO_PRICE;
-    s.priceIsTime[i] = price?.isTime ? 1 : 0;
-    let ci = currencyIndex.get(currency ?? '');
-    if (ci === undefined) {
-      ci = s.currencies.length;
-      currencyIndex.set(currency ?? '', ci);
-      s.currencies.push(currency ?? '');
-    }
-    s.currencyOf[i] = ci;
-  }
-  if (size > 0) index.finish();
-  s.operatorIsPartner = Uint8Array.from(s.operatorNames, (n) => (partners.has(n.toLowerCase()) ? 1 : 0));
-  return s;
-}
-
-function emptySnapshot(): Snapshot {
-  return {
-    version: 0,
-    size: 0,
-    stationIds: [],
-    locations: [],
-    index: emptyKdIndex(),
-    rank: new Uint32Array(0),
-    mortonCodes: new Float64Array(0),
-    longitudes: new Float64Array(0),
-    latitudes: new Float64Array(0),
-    statusCodes: new Uint8Array(0),
-    speedCodes: new Uint8Array(0),
-    connectorMasks: new Uint32Array(0),
-    operatorOf: new Uint32Array(0),
-    operatorNames: [],
-    operatorIds: [],
-    operatorPhones: [],
-    operatorIsPartner: new Uint8Array(0),
-    priceHundredths: new Int32Array(0),
-    priceIsTime: new Uint8Array(0),
-    currencyOf: new Uint8Array(0),
-    currencies: [],
-    byStationId: new Map(),
-    byEvseId: new Map(),
-    byLocationKey: new Map(),
-    tariffs: new Map(),
-    partners: new Map(),
-    priceMemo: new Map(),
-  };
 }
 
 /** How many stations `accept` lets through within radiusKm of (lon, lat), by great-circle distance. */
@@ -378,6 +122,37 @@ function formatHundredths(value: number): string {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
+/** The groups a layout's stations show at `nowMs`: derived once per layout and tariff validity window. */
+function layoutGroups(s: Snapshot, layout: Layout, pricing: PricingConfig, now: Date): LayoutGroup[] {
+  const nowMs = now.getTime();
+  const cached = layout.groups;
+  if (cached && cached.from <= nowMs && nowMs < cached.until) return cached.items;
+  const party = s.parties[layout.party] as { country_code: string; party_id: string };
+  const findTariff = (id: string) => s.tariffs.get(tariffKey(party.country_code, party.party_id, id));
+  let from = Number.NEGATIVE_INFINITY;
+  let until = Number.POSITIVE_INFINITY;
+  for (const evse of layout.evses) {
+    for (const connector of evse.connectors) {
+      for (const id of connector.tariff_ids ?? []) {
+        const tariff = findTariff(id);
+        for (const change of tariff ? tariffChanges(tariff) : []) {
+          if (change <= nowMs) from = Math.max(from, change);
+          else until = Math.min(until, change);
+        }
+      }
+    }
+  }
+  const country = s.countries[layout.country] as string;
+  const groups = derivePriceGroups(layout.evses, findTariff, { ...pricingFor(country, pricing), now, timeZone: 'UTC', memo: s.priceMemo });
+  const items = groups.map((g) => ({
+    head: `"type":${JSON.stringify(g.type)},"power":${JSON.stringify(g.power)}`,
+    positions: g.evse_ids.map(Number),
+    priced: `"prices":${JSON.stringify(g.prices)},"currency":${JSON.stringify(g.currency)},"pre_authorization_amount":${JSON.stringify(g.pre_authorization_amount)},"is_fallback":${g.is_fallback}`,
+  }));
+  layout.groups = { from, until, items };
+  return items;
+}
+
 export function createCatalogue(options: CatalogueOptions) {
   const { db, clock } = options;
   const pricing = options.pricing ?? DEFAULT_PRICING;
@@ -385,7 +160,7 @@ export function createCatalogue(options: CatalogueOptions) {
   let snapshot = emptySnapshot();
   let rebuilding: Promise<void> | undefined;
   let rebuildAgain = false;
-  const tileCache = new Map<string, { at: number; features: TileFeature[] }>();
+  const tileCache = new Map<string, { at: number; tile: TileJson }>();
   const TILE_CACHE_MAX = 20_000;
 
   /** Rebuilds the snapshot and swaps it in; concurrent calls coalesce into at most one more rebuild. */
@@ -424,42 +199,9 @@ export function createCatalogue(options: CatalogueOptions) {
       (maxHundredths === undefined || (s.priceHundredths[i] as number) === NO_PRICE || (s.priceHundredths[i] as number) <= maxHundredths);
   }
 
-  function projectUncached(s: Snapshot, i: number): Station {
-    const location = s.locations[i] as OcpiLocation;
-    const op = s.operatorOf[i] as number;
-    const name = s.operatorNames[op] as string;
-    const base = projectStation(s.stationIds[i] as string, location, { name, phone: s.operatorPhones[op] ?? null }, s.partners.get(name.toLowerCase()));
-    const price_groups = derivePriceGroups(location.evses ?? [], (tariffId) => s.tariffs.get(tariffKey(location.country_code, location.party_id, tariffId)), {
-      ...pricingOf(location),
-      now: clock.now(),
-      timeZone: location.time_zone,
-      memo: s.priceMemo,
-    });
-    return { ...base, price_groups };
-  }
-
-  const pricingByCountry = new Map<string, ReturnType<typeof pricingFor>>();
-  function pricingOf(location: OcpiLocation): ReturnType<typeof pricingFor> {
-    let options = pricingByCountry.get(location.country);
-    if (!options) {
-      options = pricingFor(location, pricing);
-      pricingByCountry.set(location.country, options);
-    }
-    return options;
-  }
-
-  // Projections are reused: deriving price groups is the costly part of an
-  // answer. An entry is dropped when its station's EVSE status changes, when the
-  // snapshot is replaced, and after PROJECTION_TTL_MS (tariffs have validity
-  // dates); local_datetime is always brought to the current second.
-  const PROJECTION_MAX = 50_000;
-  const PROJECTION_TTL_MS = 60_000;
-  const projections = new Map<number, { at: number; station: Station }>();
-  let projectionsOf: Snapshot | undefined;
+  // local_datetime of price groups: one formatting per time zone and second.
   const localNow = new Map<string, { second: number; text: string }>();
-
-  function localDateTimeNow(timeZone: string): string {
-    const now = clock.now();
+  function localDateTimeNow(timeZone: string, now: Date): string {
     const second = Math.floor(now.getTime() / 1000);
     const hit = localNow.get(timeZone);
     if (hit?.second === second) return hit.text;
@@ -468,51 +210,51 @@ export function createCatalogue(options: CatalogueOptions) {
     return text;
   }
 
-  function project(s: Snapshot, i: number): Station {
-    if (projectionsOf !== s) {
-      projections.clear();
-      projectionsOf = s;
+  /** Station i as JSON text, with `"distance":…` when given. */
+  function stationJson(s: Snapshot, i: number, distance?: number): string {
+    const now = clock.now();
+    const first = s.evseStart[i] as number;
+    const end = s.evseStart[i + 1] as number;
+    const live: number[] = [];
+    let evses = '';
+    let updated = s.updatedMs[i] as number;
+    for (let e = first; e < end; e++) {
+      const status = s.evseStatus[e] as number;
+      if ((s.evseUpdatedMs[e] as number) > updated) updated = s.evseUpdatedMs[e] as number;
+      if (status === REMOVED) continue;
+      evses += `${live.length > 0 ? ',' : ''}{"evse_id":${s.evseIdJson[e]},"status":"${EVSE_STATUSES[status]}"}`;
+      live.push(e);
     }
-    const now = clock.now().getTime();
-    let entry = projections.get(i);
-    if (!entry || now - entry.at > PROJECTION_TTL_MS) {
-      entry = { at: now, station: projectUncached(s, i) };
-      if (projections.size >= PROJECTION_MAX) projections.delete(projections.keys().next().value as number);
-      projections.set(i, entry);
+    const local = localDateTimeNow(s.zones[s.zoneOf[i] as number] as string, now);
+    let groups = '';
+    for (const group of layoutGroups(s, s.layouts[s.layoutOf[i] as number] as Layout, pricing, now)) {
+      let ids = '';
+      for (const p of group.positions) ids += `${ids ? ',' : ''}${s.evseIdJson[live[p] as number]}`;
+      groups += `${groups ? ',' : ''}{${group.head},"evse_ids":[${ids}],${group.priced},"local_datetime":"${local}"}`;
     }
-    const station = entry.station;
-    const local = localDateTimeNow((s.locations[i] as OcpiLocation).time_zone);
-    if (station.price_groups.every((g) => g.local_datetime === local)) return station;
-    return { ...station, price_groups: station.price_groups.map((g) => ({ ...g, local_datetime: local })) };
+    return (
+      `{"id":"${s.stationIds[i]}",${s.nameAddress[i]},"coordinates":{"latitude":${s.latitudeJson[i]},"longitude":${s.longitudeJson[i]}},` +
+      `"opening_times":${s.hoursJson[s.hoursOf[i] as number]},${s.operatorJson[s.operatorOf[i] as number]},"evses":[${evses}],` +
+      `"last_updated":"${new Date(updated).toISOString()}","speed":"${SPEED_CODES[s.speedCodes[i] as number]}","status":"${STATUS_CODES[s.statusCodes[i] as number]}",` +
+      `"amenities":${s.amenitiesJson[s.amenitiesOf[i] as number]},"price_groups":[${groups}]${distance === undefined ? '' : `,"distance":${distance}`}}`
+    );
   }
 
-  function stationFeature(s: Snapshot, i: number): TileFeature {
-    const location = s.locations[i] as OcpiLocation;
+  function stationFeature(s: Snapshot, i: number): string {
     const op = s.operatorOf[i] as number;
-    const feature: TileFeature = {
-      type: 'Feature',
-      geometry: { type: 'Point', coordinates: [location.coordinates.longitude, location.coordinates.latitude] },
-      properties: {
-        count: 1,
-        speed: SPEED_CODES[s.speedCodes[i] as number] as Speed,
-        status: STATUS_CODES[s.statusCodes[i] as number] as StationStatus,
-        operator_id: s.operatorIds[op] as string,
-      },
-      station_id: s.stationIds[i] as string,
-      custom_properties: { is_partner: s.operatorIsPartner[op] === 1 },
-    };
     const price = s.priceHundredths[i] as number;
-    if (price !== NO_PRICE) {
-      feature.price_properties = {
-        price: formatHundredths(price),
-        type: s.priceIsTime[i] === 1 ? 'time_price' : 'charging_price',
-        currency: s.currencies[s.currencyOf[i] as number] as string,
-      };
-    }
-    return feature;
+    const priced =
+      price === NO_PRICE
+        ? ''
+        : `,"price_properties":{"price":"${formatHundredths(price)}","type":"${s.priceIsTime[i] === 1 ? 'time_price' : 'charging_price'}","currency":"${s.currencies[s.currencyOf[i] as number]}"}`;
+    return (
+      `{"type":"Feature","geometry":{"type":"Point","coordinates":[${s.longitudeJson[i]},${s.latitudeJson[i]}]},` +
+      `"properties":{"count":1,"speed":"${SPEED_CODES[s.speedCodes[i] as number]}","status":"${STATUS_CODES[s.statusCodes[i] as number]}","operator_id":${JSON.stringify(s.operatorIds[op])}},` +
+      `"station_id":"${s.stationIds[i]}","custom_properties":{"is_partner":${s.operatorIsPartner[op] === 1}}${priced}}`
+    );
   }
 
-  function computeTile(s: Snapshot, z: number, x: number, y: number, filter: StationFilter): TileFeature[] {
+  function computeTile(s: Snapshot, z: number, x: number, y: number, filter: StationFilter): TileJson {
     const accept = matcher(s, filter);
     const items = tileItems(s.mortonCodes, z, x, y, accept, {
       longitudes: s.longitudes,
@@ -520,16 +262,19 @@ export function createCatalogue(options: CatalogueOptions) {
       speedCodes: s.speedCodes,
       status: (i) => STATUS_CODES[s.statusCodes[i] as number] as StationStatus,
     });
-    return items.map((item) =>
+    const features = items.map((item) =>
       item.kind === 'station'
         ? stationFeature(s, item.index)
-        : {
-            type: 'Feature' as const,
-            geometry: { type: 'Point' as const, coordinates: [item.longitude.toFixed(6), item.latitude.toFixed(6)] as [string, string] },
-            properties: { count: item.count, expansion_zoom: item.expansionZoom, speed: SPEED_CODES[item.speedCode] as Speed, status: item.status },
-            cluster_id: item.id,
-          },
+        : `{"type":"Feature","geometry":{"type":"Point","coordinates":["${item.longitude.toFixed(6)}","${item.latitude.toFixed(6)}"]},` +
+          `"properties":{"count":${item.count},"expansion_zoom":${item.expansionZoom},"speed":"${SPEED_CODES[item.speedCode]}","status":"${item.status}"},"cluster_id":"${item.id}"}`,
     );
+    return { count: features.length, json: features.join(',') };
+  }
+
+  function stationIndex(s: Snapshot, by: { stationId: string } | { evseId: string }): number {
+    if ('stationId' in by) return s.byStationId.get(by.stationId) ?? -1;
+    const evse = findEvse(s, by.evseId);
+    return evse < 0 ? -1 : stationOfEvse(s, evse);
   }
 
   return {
@@ -540,10 +285,10 @@ export function createCatalogue(options: CatalogueOptions) {
 
     /**
      * Stations within `distance` meters matching the filters, nearest first
-     * (ties in catalogue order): the total count and one page, each with its
-     * distance in meters.
+     * (ties in catalogue order): the total count and one page of stations as
+     * JSON text, each with its distance in meters.
      */
-    around(query: AroundQuery, page: { offset: number; limit: number }): { count: number; results: (Station & { distance: number })[] } {
+    around(query: AroundQuery, page: { offset: number; limit: number }): { count: number; results: string[] } {
       const s = snapshot;
       const accept = matcher(s, query);
       const radiusKm = query.distance / 1000;
@@ -564,52 +309,74 @@ export function createCatalogue(options: CatalogueOptions) {
         distance: Math.round(greatCircleKm(lon, lat, s.longitudes[i] as number, s.latitudes[i] as number) * 10_000) / 10,
       }));
       hits.sort((a, b) => a.distance - b.distance || (s.rank[a.index] as number) - (s.rank[b.index] as number));
-      const results = hits.slice(page.offset, wanted).map((hit) => ({ ...project(s, hit.index), distance: hit.distance }));
-      return { count, results };
+      return { count, results: hits.slice(page.offset, wanted).map((hit) => stationJson(s, hit.index, hit.distance)) };
     },
 
     /** Features of one map tile: single stations and clusters (cached briefly per tile and filter). */
-    tile(z: number, x: number, y: number, filter: StationFilter): TileFeature[] {
+    tile(z: number, x: number, y: number, filter: StationFilter): TileJson {
       const s = snapshot;
       const key = `${s.version}|${z}/${x}/${y}|${JSON.stringify(filter)}`;
       const now = Date.now(); // cache age, not domain time
       const hit = tileCache.get(key);
-      if (hit && now - hit.at < tileTtl) return hit.features;
-      const features = computeTile(s, z, x, y, filter);
+      if (hit && now - hit.at < tileTtl) return hit.tile;
+      const tile = computeTile(s, z, x, y, filter);
       if (tileCache.size >= TILE_CACHE_MAX) tileCache.delete(tileCache.keys().next().value as string);
-      tileCache.set(key, { at: now, features });
-      return features;
+      tileCache.set(key, { at: now, tile });
+      return tile;
     },
 
-    findByStationId(stationId: string): Station | undefined {
+    /** One station as JSON text, by station id or by the id of one of its live EVSEs. */
+    stationJson(by: { stationId: string } | { evseId: string }): string | undefined {
       const s = snapshot;
-      const i = s.byStationId.get(stationId);
-      return i === undefined ? undefined : project(s, i);
+      const i = stationIndex(s, by);
+      return i < 0 ? undefined : stationJson(s, i);
     },
 
-    findByEvseId(evseId: string): Station | undefined {
+    /** One station, as the API shows it. */
+    station(by: { stationId: string } | { evseId: string }): Station | undefined {
+      const json = this.stationJson(by);
+      return json === undefined ? undefined : (JSON.parse(json) as Station);
+    },
+
+    /** Where a live EVSE is at its CPO, with its current status. */
+    evse(evseId: string): EvseRef | undefined {
       const s = snapshot;
-      const i = s.byEvseId.get(evseId);
-      return i === undefined ? undefined : project(s, i);
+      const e = findEvse(s, evseId);
+      if (e < 0) return undefined;
+      const i = stationOfEvse(s, e);
+      const party = s.parties[s.partyOf[i] as number] as { country_code: string; party_id: string };
+      return {
+        ...party,
+        location_id: s.locationIds[i] as string,
+        evse_uid: s.evseUids[e] as string,
+        evse_id: JSON.parse(s.evseIdJson[e] as string) as string,
+        status: EVSE_STATUSES[s.evseStatus[e] as number] as string,
+        station_id: s.stationIds[i] as string,
+      };
     },
 
     /**
      * An EVSE status change applied in place (no rebuild): around and details see
-     * it at once, tiles when their cached copy expires.
+     * it at once, tiles when their cached copy expires. false when it cannot be
+     * applied in place (unknown EVSE, or one appearing or disappearing: REMOVED
+     * changes what the station offers), so the caller rebuilds.
      */
-    applyEvseStatus(change: { country_code: string; party_id: string; location_id: string; uid: string; status: string; last_updated: string }): boolean {
+    applyEvseStatus(change: repo.EvseStatusChange): boolean {
       const s = snapshot;
-      const i = s.byLocationKey.get(locationKey(change.country_code, change.party_id, change.location_id));
-      if (i === undefined) return false;
-      const location = s.locations[i] as OcpiLocation;
-      const evse = (location.evses ?? []).find((e) => e.uid === change.uid);
-      if (!evse) return false;
-      if (Date.parse(evse.last_updated) > Date.parse(change.last_updated)) return true; // already newer here
-      evse.status = change.status;
-      evse.last_updated = change.last_updated;
-      s.statusCodes[i] = STATUS_CODES.indexOf(stationStatus(location));
-      if (projectionsOf === s) projections.delete(i);
-      return true;
+      const i = s.byStationId.get(repo.stationIdOf(change.country_code, change.party_id, change.location_id)) ?? -1;
+      if (i < 0) return false;
+      const status = EVSE_STATUSES.indexOf(change.status as (typeof EVSE_STATUSES)[number]);
+      for (let e = s.evseStart[i] as number; e < (s.evseStart[i + 1] as number); e++) {
+        if (s.evseUids[e] !== change.uid) continue;
+        const at = Date.parse(change.last_updated);
+        if ((s.evseUpdatedMs[e] as number) > at) return true; // already newer here
+        if (status < 0 || status === REMOVED || s.evseStatus[e] === REMOVED) return false;
+        s.evseStatus[e] = status;
+        s.evseUpdatedMs[e] = at;
+        s.statusCodes[i] = stationStatusCode(s, i);
+        return true;
+      }
+      return false;
     },
 
     /** Follows a change announced on the catalogue channel: in place for a status, else a rebuild. */

@@ -205,7 +205,7 @@ const NO_CURRENCY = 'XXX';
 
 const PHASES: Record<string, number> = { AC_1_PHASE: 1, AC_2_PHASE: 2, AC_2_PHASE_SPLIT: 2, AC_3_PHASE: 3, DC: 1 };
 
-export function connectorPowerKw(connector: OcpiConnector): number {
+export function connectorPowerKw(connector: Pick<OcpiConnector, PowerField>): number {
   if (connector.max_electric_power !== undefined && connector.max_electric_power > 0) {
     return new Big(String(connector.max_electric_power)).div(1000).toNumber();
   }
@@ -213,7 +213,15 @@ export function connectorPowerKw(connector: OcpiConnector): number {
   return new Big(String(connector.max_voltage)).times(String(connector.max_amperage)).times(phases).div(1000).toNumber();
 }
 
-export function derivePriceGroups(evses: OcpiEvse[], findTariff: (tariffId: string) => OcpiTariff | undefined, options: PriceGroupOptions): PriceGroup[] {
+/** The EVSE fields price groups are derived from. */
+export type GroupedEvse = Pick<OcpiEvse, 'uid' | 'evse_id' | 'status'> & { connectors: Pick<OcpiConnector, PowerField | 'standard' | 'tariff_ids'>[] };
+type PowerField = 'power_type' | 'max_voltage' | 'max_amperage' | 'max_electric_power';
+
+export function derivePriceGroups(
+  evses: readonly GroupedEvse[],
+  findTariff: (tariffId: string) => OcpiTariff | undefined,
+  options: PriceGroupOptions,
+): PriceGroup[] {
   const rule = preAuthorizationRule(options.preAuthorization);
   const localDateTime = localIsoDateTime(options.now, options.timeZone);
   const nowMs = options.now.getTime();
@@ -279,13 +287,29 @@ export function maxPriceOf(group: PriceGroup): string | null {
 
 // ---- Tariff choice ----
 
-function applicableTariff(connector: OcpiConnector, findTariff: (tariffId: string) => OcpiTariff | undefined, nowMs: number): OcpiTariff | undefined {
+function applicableTariff(
+  connector: Pick<OcpiConnector, 'tariff_ids'>,
+  findTariff: (tariffId: string) => OcpiTariff | undefined,
+  nowMs: number,
+): OcpiTariff | undefined {
   const active: OcpiTariff[] = [];
   for (const id of connector.tariff_ids ?? []) {
     const tariff = findTariff(id);
     if (tariff && isActive(tariff, nowMs)) active.push(tariff);
   }
   return active.find((t) => t.type === undefined || t.type === 'REGULAR' || t.type === 'AD_HOC_PAYMENT') ?? active[0];
+}
+
+/**
+ * The instants at which a tariff becomes active or inactive (start_date_time,
+ * and just after end_date_time): groups derived at one instant stay valid until
+ * the next of these.
+ */
+export function tariffChanges(tariff: OcpiTariff): number[] {
+  const changes: number[] = [];
+  if (tariff.start_date_time !== undefined) changes.push(utcMillis(tariff.start_date_time));
+  if (tariff.end_date_time !== undefined) changes.push(utcMillis(tariff.end_date_time) + 1);
+  return changes;
 }
 
 function isActive(tariff: OcpiTariff, nowMs: number): boolean {

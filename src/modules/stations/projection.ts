@@ -1,8 +1,7 @@
 // The API's Station is a projection of an OCPI Location with its EVSEs:
 // status and speed derived from the EVSEs (contract rules), coordinates as
-// strings, upper-case weekday names, amenities from OCPI facilities.
-import type { ConnectorStandard, EvseStatus, OcpiEvse, OcpiLocation } from './ocpi-schemas.ts';
-import { connectorPowerKw, WEEKDAYS } from './price-groups.ts';
+// strings, upper-case weekday names, amenities from OCPI facilities. The
+// catalogue (snapshot.ts, catalogue.ts) writes it; these are its rules and shape.
 
 export type Speed = 'slow' | 'fast' | 'turbo';
 export type StationStatus = 'free' | 'busy' | 'unknown' | 'error';
@@ -64,21 +63,11 @@ export function connectorBit(standard: string): number {
   return index < 0 ? 0 : 1 << index;
 }
 
-function liveEvses(location: OcpiLocation): OcpiEvse[] {
-  return (location.evses ?? []).filter((e) => e.status !== 'REMOVED');
-}
-
 /** Largest EVSE power: slow < 43 kW, fast 43..149.99 kW, turbo >= 150 kW. */
 export function speedOf(maxPowerKw: number): Speed {
   if (maxPowerKw >= 150) return 'turbo';
   if (maxPowerKw >= 43) return 'fast';
   return 'slow';
-}
-
-export function maxPowerKw(location: OcpiLocation): number {
-  let max = 0;
-  for (const evse of liveEvses(location)) for (const c of evse.connectors) max = Math.max(max, connectorPowerKw(c));
-  return max;
 }
 
 /** free if any EVSE AVAILABLE; else busy if any CHARGING/BLOCKED/RESERVED; else error if all OUTOFORDER/INOPERATIVE; else unknown. */
@@ -87,26 +76,6 @@ export function statusOf(statuses: readonly string[]): StationStatus {
   if (statuses.some((s) => s === 'CHARGING' || s === 'BLOCKED' || s === 'RESERVED')) return 'busy';
   if (statuses.length > 0 && statuses.every((s) => s === 'OUTOFORDER' || s === 'INOPERATIVE')) return 'error';
   return 'unknown';
-}
-
-export function stationStatus(location: OcpiLocation): StationStatus {
-  return statusOf(liveEvses(location).map((e) => e.status as EvseStatus));
-}
-
-export function connectorMask(location: OcpiLocation): number {
-  let mask = 0;
-  for (const evse of liveEvses(location)) for (const c of evse.connectors) mask |= connectorBit(c.standard as ConnectorStandard);
-  return mask >>> 0;
-}
-
-export function operatorName(location: OcpiLocation, partyName: string | undefined): string {
-  return location.operator?.name ?? partyName ?? `${location.country_code}*${location.party_id}`;
-}
-
-function latest(location: OcpiLocation): string {
-  let latestTime = location.last_updated;
-  for (const evse of location.evses ?? []) if (Date.parse(evse.last_updated) > Date.parse(latestTime)) latestTime = evse.last_updated;
-  return new Date(latestTime).toISOString();
 }
 
 export interface StationBase {
@@ -123,36 +92,4 @@ export interface StationBase {
   amenities: string[];
   is_partner: boolean;
   logo_url?: string;
-}
-
-export function projectStation(
-  stationId: string,
-  location: OcpiLocation,
-  operator: { name: string; phone: string | null },
-  partner: { logo_url: string } | undefined,
-): StationBase {
-  const postalCity = [location.postal_code, location.city].filter(Boolean).join(' ');
-  const station: StationBase = {
-    id: stationId,
-    name: location.name ?? location.address,
-    address: [location.address, postalCity].filter(Boolean).join(', '),
-    coordinates: { latitude: location.coordinates.latitude, longitude: location.coordinates.longitude },
-    opening_times: {
-      twentyfourseven: location.opening_times?.twentyfourseven ?? true,
-      regular_hours: (location.opening_times?.regular_hours ?? []).map((h) => ({
-        weekday: WEEKDAYS[h.weekday - 1] ?? 'MONDAY',
-        period_begin: h.period_begin,
-        period_end: h.period_end,
-      })),
-    },
-    operator: { name: operator.name, contact: { phone: operator.phone } },
-    evses: liveEvses(location).map((e) => ({ evse_id: e.evse_id ?? e.uid, status: e.status })),
-    last_updated: latest(location),
-    speed: speedOf(maxPowerKw(location)),
-    status: stationStatus(location),
-    amenities: (location.facilities ?? []).filter((f) => (AMENITIES as readonly string[]).includes(f)),
-    is_partner: partner !== undefined,
-  };
-  if (partner) station.logo_url = partner.logo_url;
-  return station;
 }

@@ -1,6 +1,7 @@
 // SQL of the station catalogue. Ingestion (generator, file import, OCPI
 // receiver) goes through upsertLocations/upsertTariffs; the in-memory catalogue
 // reads everything back with the streaming loaders.
+import { createHash } from 'node:crypto';
 import type { Queryable } from '../../platform/db.ts';
 import type { OcpiEvse, OcpiLocation, OcpiTariff } from './ocpi-schemas.ts';
 
@@ -69,10 +70,11 @@ export async function upsertLocations(db: Queryable, locations: OcpiLocation[]):
     status: string;
     data: OcpiEvse;
     last_updated: string;
+    position: number;
   }[] = [];
   for (const location of locations) {
     if (!keep.has(`${location.country_code}\u0000${location.party_id}\u0000${location.id}`)) continue;
-    for (const evse of location.evses ?? []) {
+    for (const [position, evse] of (location.evses ?? []).entries()) {
       evses.push({
         country_code: location.country_code,
         party_id: location.party_id,
@@ -82,6 +84,7 @@ export async function upsertLocations(db: Queryable, locations: OcpiLocation[]):
         status: evse.status,
         data: evse,
         last_updated: evse.last_updated,
+        position,
       });
     }
   }
@@ -92,9 +95,10 @@ export async function upsertLocations(db: Queryable, locations: OcpiLocation[]):
   );
   if (evses.length > 0) {
     await db.query(
-      `INSERT INTO ocpi_evses (country_code, party_id, location_id, uid, evse_id, status, data, last_updated)
-       SELECT x.country_code, x.party_id, x.location_id, x.uid, x.evse_id, x.status, x.data, x.last_updated
-         FROM jsonb_to_recordset($1::jsonb) AS x(country_code text, party_id text, location_id text, uid text, evse_id text, status text, data jsonb, last_updated timestamptz)`,
+      `INSERT INTO ocpi_evses (country_code, party_id, location_id, uid, evse_id, status, data, last_updated, position)
+       SELECT x.country_code, x.party_id, x.location_id, x.uid, x.evse_id, x.status, x.data, x.last_updated, x.position
+         FROM jsonb_to_recordset($1::jsonb)
+           AS x(country_code text, party_id text, location_id text, uid text, evse_id text, status text, data jsonb, last_updated timestamptz, position integer)`,
       [JSON.stringify(evses)],
     );
   }
@@ -138,6 +142,12 @@ export async function updateEvseStatus(db: Queryable, change: EvseStatusChange):
   return rowCount === 1;
 }
 
+/** The API id of the station projected from a location: as the generated station_id column, md5(country_code*party_id*id) as a UUID. */
+export function stationIdOf(countryCode: string, partyId: string, locationId: string): string {
+  const hex = createHash('md5').update(`${countryCode}*${partyId}*${locationId}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 export async function notifyCatalogueChanged(db: Queryable, change: CatalogueChange): Promise<void> {
   await db.query('SELECT pg_notify($1, $2)', [CATALOGUE_CHANNEL, JSON.stringify(change)]);
 }
@@ -157,32 +167,115 @@ export async function listTariffs(db: Queryable): Promise<OcpiTariff[]> {
   return rows.map((r) => r.data);
 }
 
-export interface StoredLocation {
-  stationId: string;
-  location: OcpiLocation;
+/** What the in-memory catalogue keeps of a stored Location: the fields stations are projected from. */
+export interface CatalogueLocationRow {
+  station_id: string;
+  country_code: string;
+  party_id: string;
+  id: string;
+  /** Coordinates as the CPO wrote them (OCPI decimal strings). */
+  latitude_text: string;
+  longitude_text: string;
+  latitude: number;
+  longitude: number;
+  name: string | null;
+  address: string;
+  city: string | null;
+  postal_code: string | null;
+  /** ISO 3166-1 alpha-3. */
+  country: string;
+  time_zone: string;
+  /** last_updated in epoch milliseconds. */
+  updated_ms: number;
+  operator_name: string | null;
+  /** OCPI opening_times and facilities as JSON text (null when absent). */
+  opening_times: string | null;
+  facilities: string | null;
+}
+
+export interface CatalogueEvseRow {
+  uid: string;
+  evse_id: string | null;
+  status: string;
+  updated_ms: number;
+  /**
+   * The connector fields stations are priced from, as JSON text of an array of
+   * [standard, power_type, max_voltage, max_amperage, max_electric_power, tariff_ids]
+   * (identical connectors of one party give identical text, so it can be interned).
+   */
+  connectors: string;
+}
+
+export interface CatalogueBatch {
+  locations: CatalogueLocationRow[];
+  /** EVSEs of each location, in the CPO's order (same order as `locations`). */
+  evses: CatalogueEvseRow[][];
+}
+
+type LocationKey = [string, string, string];
+
+function locationBatch(db: Queryable, after: LocationKey, batchSize: number) {
+  return db.query<CatalogueLocationRow>(
+    `SELECT l.station_id, l.country_code, l.party_id, l.id,
+            l.data->'coordinates'->>'latitude' AS latitude_text, l.data->'coordinates'->>'longitude' AS longitude_text,
+            l.latitude, l.longitude, l.data->>'name' AS name, l.data->>'address' AS address, l.data->>'city' AS city,
+            l.data->>'postal_code' AS postal_code, l.data->>'country' AS country, l.data->>'time_zone' AS time_zone,
+            (extract(epoch FROM l.last_updated) * 1000)::float8 AS updated_ms, l.data->'operator'->>'name' AS operator_name,
+            (l.data->'opening_times')::text AS opening_times, (l.data->'facilities')::text AS facilities
+       FROM ocpi_locations l
+      WHERE (l.country_code, l.party_id, l.id) > ($1, $2, $3)
+      ORDER BY l.country_code, l.party_id, l.id
+      LIMIT $4`,
+    [...after, batchSize],
+  );
+}
+
+function evseBatch(db: Queryable, after: LocationKey, last: LocationKey) {
+  return db.query<CatalogueEvseRow & { country_code: string; party_id: string; location_id: string }>(
+    `SELECT e.country_code, e.party_id, e.location_id, e.uid, e.evse_id, e.status,
+            (extract(epoch FROM e.last_updated) * 1000)::float8 AS updated_ms,
+            (SELECT jsonb_agg(jsonb_build_array(c->'standard', c->'power_type', c->'max_voltage', c->'max_amperage',
+                                                c->'max_electric_power', c->'tariff_ids') ORDER BY n)
+               FROM jsonb_array_elements(e.data->'connectors') WITH ORDINALITY AS x(c, n))::text AS connectors
+       FROM ocpi_evses e
+      WHERE (e.country_code, e.party_id, e.location_id) > ($1, $2, $3)
+        AND (e.country_code, e.party_id, e.location_id) <= ($4, $5, $6)
+      ORDER BY e.country_code, e.party_id, e.location_id, e.position, e.uid`,
+    [...after, ...last],
+  );
 }
 
 /**
- * Every location with its EVSEs, in batches (keyset pagination), so a large
- * catalogue is never one result set in memory.
+ * Every location with its EVSEs, reduced to what stations are projected from,
+ * in catalogue order (country_code, party_id, id), in batches (keyset
+ * pagination), so a large catalogue is never one result set in memory. The
+ * next batch is already being read while the caller works on the current one.
  */
-export async function* streamLocations(db: Queryable, batchSize = 5_000): AsyncGenerator<StoredLocation[]> {
-  let after: [string, string, string] = ['', '', ''];
+export async function* streamCatalogue(db: Queryable, batchSize = 5_000): AsyncGenerator<CatalogueBatch> {
+  let after: LocationKey = ['', '', ''];
+  let next: Promise<{ rows: CatalogueLocationRow[] }> = locationBatch(db, after, batchSize);
   for (;;) {
-    const { rows } = await db.query<{ station_id: string; data: OcpiLocation; evses: OcpiEvse[] | null; cc: string; pid: string; id: string }>(
-      `SELECT l.station_id, l.data, l.country_code AS cc, l.party_id AS pid, l.id,
-              (SELECT jsonb_agg(e.data ORDER BY e.uid) FROM ocpi_evses e
-                WHERE e.country_code = l.country_code AND e.party_id = l.party_id AND e.location_id = l.id) AS evses
-         FROM ocpi_locations l
-        WHERE (l.country_code, l.party_id, l.id) > ($1, $2, $3)
-        ORDER BY l.country_code, l.party_id, l.id
-        LIMIT $4`,
-      [...after, batchSize],
-    );
-    if (rows.length === 0) return;
-    yield rows.map((r) => ({ stationId: r.station_id, location: { ...r.data, evses: r.evses ?? [] } }));
-    const last = rows[rows.length - 1] as { cc: string; pid: string; id: string };
-    after = [last.cc, last.pid, last.id];
+    const { rows: locations } = await next;
+    if (locations.length === 0) return;
+    const lastRow = locations[locations.length - 1] as CatalogueLocationRow;
+    const last: LocationKey = [lastRow.country_code, lastRow.party_id, lastRow.id];
+    const evseRows = evseBatch(db, after, last);
+    next = locations.length < batchSize ? Promise.resolve({ rows: [] }) : locationBatch(db, last, batchSize);
+    const { rows } = await evseRows;
+    // Both queries use the database's order, so one walk pairs EVSEs with their location.
+    const evses: CatalogueEvseRow[][] = [];
+    let k = 0;
+    for (const location of locations) {
+      const own: CatalogueEvseRow[] = [];
+      for (; k < rows.length; k++) {
+        const row = rows[k] as CatalogueEvseRow & { country_code: string; party_id: string; location_id: string };
+        if (row.country_code !== location.country_code || row.party_id !== location.party_id || row.location_id !== location.id) break;
+        own.push({ uid: row.uid, evse_id: row.evse_id, status: row.status, updated_ms: row.updated_ms, connectors: row.connectors ?? '[]' });
+      }
+      evses.push(own);
+    }
+    yield { locations, evses };
+    after = last;
   }
 }
 

@@ -1,0 +1,560 @@
+// One immutable-in-shape picture of the whole station catalogue, as the
+// in-memory catalogue holds it (see catalogue.ts). Built from the database in
+// one streaming pass, then renumbered in Morton order.
+//
+// Memory is the constraint (a million EVSEs must fit, with the rest of the
+// process, in 1 GB): a snapshot keeps no OCPI objects. Per station it keeps a
+// few strings (id, name and address as a JSON fragment, coordinates as the CPO
+// wrote them) and typed arrays; per EVSE its uid, its evse_id as JSON text,
+// its status, its last_updated and the index of its interned connector set.
+// What many stations share is interned once: connector sets (per party),
+// opening hours, amenities, time zones, operators, and "layouts" (a party,
+// a country and the connector sets of the live EVSEs), which carry the price
+// groups of every station built the same way.
+
+import Big from 'big.js';
+import KDBush from 'kdbush';
+import type { Database } from '../../platform/db.ts';
+import { countryByAlpha3, UNITS_PER_EUR } from './european-countries.ts';
+import { EVSE_STATUSES, type OcpiTariff } from './ocpi-schemas.ts';
+import { connectorPowerKw, type GroupedEvse, type PreAuthorizationRule, type PriceGroupOptions, WEEKDAYS } from './price-groups.ts';
+import { AMENITIES, connectorBit, type Speed, type StationStatus, speedOf, statusOf } from './projection.ts';
+import * as repo from './repository.ts';
+import { mortonCode } from './tiles.ts';
+
+export const STATUS_CODES: readonly StationStatus[] = ['free', 'busy', 'error', 'unknown'];
+export const SPEED_CODES: readonly Speed[] = ['slow', 'fast', 'turbo'];
+export const NO_PRICE = -1;
+export const REMOVED = EVSE_STATUSES.indexOf('REMOVED');
+
+/** Connectors of one EVSE, interned per party (tariff ids are the party's). */
+export interface ConnectorSet {
+  connectors: GroupedEvse['connectors'];
+  mask: number;
+  maxPowerKw: number;
+}
+
+/** Stations of one party and country whose live EVSEs have the same connector sets, in order, share price groups. */
+export interface Layout {
+  party: number;
+  country: number;
+  /** One stand-in EVSE per live EVSE; its uid is its position among the station's live EVSEs. */
+  evses: GroupedEvse[];
+  /** Rendered groups, valid while the clock stays within [from, until) (tariffs have validity dates). */
+  groups?: { from: number; until: number; items: LayoutGroup[] };
+}
+
+export interface LayoutGroup {
+  /** `"type":…,"power":…` */
+  head: string;
+  /** Positions of the group's EVSEs among the station's live EVSEs. */
+  positions: number[];
+  /** `"prices":…,"currency":…,"pre_authorization_amount":…,"is_fallback":…` */
+  priced: string;
+}
+
+export interface Party {
+  country_code: string;
+  party_id: string;
+}
+
+export interface Snapshot {
+  version: number;
+  size: number;
+  index: KDBush;
+  // Per station, numbered in Morton order.
+  stationIds: string[];
+  /** OCPI Location id (with the party, the key CPOs use). */
+  locationIds: string[];
+  /** `"name":…,"address":…` */
+  nameAddress: string[];
+  /** Coordinates as the CPO wrote them, as JSON strings. */
+  latitudeJson: string[];
+  longitudeJson: string[];
+  longitudes: Float64Array;
+  latitudes: Float64Array;
+  /** Catalogue (database) order of each station: breaks distance ties. */
+  rank: Uint32Array;
+  /** Morton code of each station, ascending. */
+  mortonCodes: Float64Array;
+  updatedMs: Float64Array;
+  partyOf: Uint16Array;
+  hoursOf: Uint16Array;
+  amenitiesOf: Uint16Array;
+  zoneOf: Uint16Array;
+  countryOf: Uint16Array;
+  layoutOf: Uint32Array;
+  statusCodes: Uint8Array;
+  speedCodes: Uint8Array;
+  connectorMasks: Uint32Array;
+  operatorOf: Uint32Array;
+  /** Price shown on the map, in hundredths of the currency (NO_PRICE when none). */
+  priceHundredths: Int32Array;
+  priceIsTime: Uint8Array;
+  currencyOf: Uint8Array;
+  /** EVSEs of station i are evseStart[i] .. evseStart[i + 1] - 1, in the CPO's order. */
+  evseStart: Uint32Array;
+  // Per EVSE.
+  evseUids: string[];
+  /** evse_id (else uid) as a JSON string. */
+  evseIdJson: string[];
+  /** Index in EVSE_STATUSES. */
+  evseStatus: Uint8Array;
+  evseUpdatedMs: Float64Array;
+  evseSet: Uint32Array;
+  /** evse_id (else uid) as JSON strings, sorted, with the EVSE each names: lookup by binary search. */
+  evseLookupIds: string[];
+  evseLookupEvse: Uint32Array;
+  // Shared tables.
+  parties: Party[];
+  hoursJson: string[];
+  amenitiesJson: string[];
+  zones: string[];
+  countries: string[];
+  connectorSets: ConnectorSet[];
+  layouts: Layout[];
+  operatorNames: string[];
+  operatorIds: string[];
+  /** `"operator":{…},"is_partner":…[,"logo_url":…]` */
+  operatorJson: string[];
+  operatorIsPartner: Uint8Array;
+  currencies: string[];
+  byStationId: Map<string, number>;
+  tariffs: Map<string, OcpiTariff>;
+  partners: Map<string, repo.PartnerRow>;
+  /** Prices per (tariff, power, pricing options), shared by the stations of this snapshot. */
+  priceMemo: NonNullable<PriceGroupOptions['memo']>;
+}
+
+/**
+ * The operator's pricing settings, in euros; scaled into a location's currency
+ * with UNITS_PER_EUR (the hold rule's minimum/maximum and round-up step too).
+ */
+export interface PricingConfig {
+  /** Price per kWh excl. VAT applied where a CPO sent no tariff; undefined: no fallback. */
+  fallbackKwhPriceEur?: string | undefined;
+  /** Our own one-off fee per session excl. VAT; undefined: none. */
+  startingFeeEur?: string | undefined;
+  preAuthorization: PreAuthorizationRule;
+}
+
+/** Price-group options of a country (ISO 3166-1 alpha-3): currency, VAT and amounts. */
+export function pricingFor(country: string, config: PricingConfig): Omit<PriceGroupOptions, 'now' | 'timeZone'> {
+  const facts = countryByAlpha3(country);
+  const currency = facts?.currency ?? 'EUR';
+  const rate = new Big(UNITS_PER_EUR[currency] ?? '1');
+  const vat = facts?.vat ?? '0';
+  const scale = (eur: string, dp: number) => new Big(eur).times(rate).round(dp, Big.roundHalfUp).toFixed(dp);
+  const step = rate.gte(50) ? '100' : rate.gte(5) ? '10' : config.preAuthorization.roundUpTo;
+  const rule = config.preAuthorization;
+  return {
+    currency,
+    ...(config.fallbackKwhPriceEur ? { fallback: { currency, kwhPrice: scale(config.fallbackKwhPriceEur, 2), vat } } : {}),
+    ...(config.startingFeeEur ? { startingFee: { price: scale(config.startingFeeEur, 2), vat } } : {}),
+    preAuthorization: {
+      ...rule,
+      minimum: new Big(scale(rule.minimum, 2)).div(step).round(0, Big.roundUp).times(step).toFixed(2),
+      maximum: new Big(scale(rule.maximum, 2)).div(step).round(0, Big.roundDown).times(step).toFixed(2),
+      roundUpTo: step,
+    },
+  };
+}
+
+export const tariffKey = (countryCode: string, partyId: string, id: string) => `${countryCode}*${partyId}*${id}`;
+
+/** The price a map shows for a tariff: its highest kWh price incl. VAT, else its highest time price per minute incl. VAT. */
+function tariffMapPrice(tariff: OcpiTariff): MapPrice | undefined {
+  let best: Big | undefined;
+  let bestTime: Big | undefined;
+  for (const element of tariff.elements) {
+    if (element.restrictions?.reservation) continue;
+    for (const component of element.price_components) {
+      const gross = new Big(String(component.price)).times(new Big(String(component.vat ?? 0)).div(100).plus(1));
+      if (component.type === 'ENERGY' && (!best || gross.gt(best))) best = gross;
+      if (component.type === 'TIME' && (!bestTime || gross.gt(bestTime))) bestTime = gross;
+    }
+  }
+  if (best) return { hundredths: Number(best.times(100).round(0, Big.roundHalfUp)), isTime: false, currency: tariff.currency };
+  if (bestTime) return { hundredths: Number(bestTime.div(60).times(100).round(0, Big.roundHalfUp)), isTime: true, currency: tariff.currency };
+  return undefined;
+}
+
+interface MapPrice {
+  hundredths: number;
+  isTime: boolean;
+  currency: string;
+}
+
+/** The cheaper of two map prices (a kWh price beats a time price). */
+function cheaper(a: MapPrice | undefined, b: MapPrice | undefined): MapPrice | undefined {
+  if (!a || !b) return a ?? b;
+  if (a.isTime !== b.isTime) return a.isTime ? b : a;
+  return b.hundredths < a.hundredths ? b : a;
+}
+
+/** Returns the index of `key` in `table`, adding it (made by `make`) when new. */
+function intern<T>(index: Map<string, number>, table: T[], key: string, make: () => T): number {
+  let k = index.get(key);
+  if (k === undefined) {
+    k = table.length;
+    table.push(make());
+    index.set(key, k);
+  }
+  return k;
+}
+
+/** OCPI opening_times as the API shows them: upper-case weekday names, twentyfourseven defaulting to true. */
+function openingTimesJson(text: string | null): string {
+  const hours = text
+    ? (JSON.parse(text) as { twentyfourseven?: boolean; regular_hours?: { weekday: number; period_begin: string; period_end: string }[] })
+    : {};
+  return JSON.stringify({
+    twentyfourseven: hours.twentyfourseven ?? true,
+    regular_hours: (hours.regular_hours ?? []).map((h) => ({
+      weekday: WEEKDAYS[h.weekday - 1] ?? 'MONDAY',
+      period_begin: h.period_begin,
+      period_end: h.period_end,
+    })),
+  });
+}
+
+function amenitiesJson(text: string | null): string {
+  const facilities = text ? (JSON.parse(text) as string[]) : [];
+  return JSON.stringify(facilities.filter((f) => (AMENITIES as readonly string[]).includes(f)));
+}
+
+function nameAddressJson(row: repo.CatalogueLocationRow): string {
+  const postalCity = [row.postal_code, row.city].filter(Boolean).join(' ');
+  const address = [row.address, postalCity].filter(Boolean).join(', ');
+  return `"name":${JSON.stringify(row.name ?? row.address)},"address":${JSON.stringify(address)}`;
+}
+
+type ConnectorTuple = [string, string, number, number, number | null, string[] | null];
+
+function connectorSetOf(text: string): ConnectorSet {
+  const connectors = (JSON.parse(text) as ConnectorTuple[]).map(([standard, power_type, max_voltage, max_amperage, max_electric_power, tariff_ids]) => ({
+    standard,
+    power_type,
+    max_voltage,
+    max_amperage,
+    ...(max_electric_power === null ? {} : { max_electric_power }),
+    ...(tariff_ids === null ? {} : { tariff_ids }),
+  }));
+  let mask = 0;
+  let maxPowerKw = 0;
+  for (const c of connectors) {
+    mask |= connectorBit(c.standard);
+    maxPowerKw = Math.max(maxPowerKw, connectorPowerKw(c));
+  }
+  return { connectors, mask: mask >>> 0, maxPowerKw };
+}
+
+/** A station's status from its EVSEs' status codes (contract rules, REMOVED EVSEs ignored). */
+export function stationStatusCode(s: Pick<Snapshot, 'evseStart' | 'evseStatus'>, i: number): number {
+  const statuses: string[] = [];
+  for (let e = s.evseStart[i] as number; e < (s.evseStart[i + 1] as number); e++) {
+    const code = s.evseStatus[e] as number;
+    if (code !== REMOVED) statuses.push(EVSE_STATUSES[code] as string);
+  }
+  return STATUS_CODES.indexOf(statusOf(statuses));
+}
+
+/** Collects a catalogue batch by batch in catalogue order, then numbers the stations in Morton order. */
+function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, partners: Map<string, repo.PartnerRow>, partyNames: Map<string, repo.PartyRow>) {
+  // Per station, in catalogue order.
+  const stationIds: string[] = [];
+  const locationIds: string[] = [];
+  const nameAddress: string[] = [];
+  const latitudeJson: string[] = [];
+  const longitudeJson: string[] = [];
+  const lons: number[] = [];
+  const lats: number[] = [];
+  const updated: number[] = [];
+  const small: { party: number; hours: number; amenities: number; zone: number; country: number; layout: number; operator: number; price: number }[] = [];
+  const evseCount: number[] = [];
+  // Per EVSE, in catalogue order.
+  const evseUids: string[] = [];
+  const evseIdJson: string[] = [];
+  const evseStatus: number[] = [];
+  const evseUpdated: number[] = [];
+  const evseSet: number[] = [];
+
+  const tables = {
+    parties: [] as Party[],
+    hoursJson: [] as string[],
+    amenitiesJson: [] as string[],
+    zones: [] as string[],
+    countries: [] as string[],
+    connectorSets: [] as ConnectorSet[],
+    layouts: [] as Layout[],
+    operatorNames: [] as string[],
+    operatorIds: [] as string[],
+    operatorPhones: [] as (string | null)[],
+    mapPrices: [] as (MapPrice | undefined)[],
+  };
+  const indexes = {
+    parties: new Map<string, number>(),
+    hours: new Map<string, number>(),
+    amenities: new Map<string, number>(),
+    zones: new Map<string, number>(),
+    countries: new Map<string, number>(),
+    connectorSets: new Map<string, number>(),
+    layouts: new Map<string, number>(),
+    operators: new Map<string, number>(),
+    mapPrices: new Map<string, number>(),
+  };
+  /** Map price per connector set: the cheapest of its connectors' first known tariffs; `without` when a connector has none. */
+  const setPrices = new Map<number, { price: MapPrice | undefined; without: boolean }>();
+
+  function setPrice(set: number, party: Party): { price: MapPrice | undefined; without: boolean } {
+    let known = setPrices.get(set);
+    if (!known) {
+      known = { price: undefined, without: false };
+      for (const connector of (tables.connectorSets[set] as ConnectorSet).connectors) {
+        const tariff = (connector.tariff_ids ?? []).map((id) => tariffs.get(tariffKey(party.country_code, party.party_id, id))).find((t) => t !== undefined);
+        if (tariff) known.price = cheaper(known.price, tariffMapPrice(tariff));
+        else known.without = true;
+      }
+      setPrices.set(set, known);
+    }
+    return known;
+  }
+
+  return {
+    add(batch: repo.CatalogueBatch, fallbackPrice: (country: string) => MapPrice | undefined) {
+      batch.locations.forEach((row, k) => {
+        const evses = batch.evses[k] as repo.CatalogueEvseRow[];
+        const partyKey = `${row.country_code}*${row.party_id}`;
+        const party = intern(indexes.parties, tables.parties, partyKey, () => ({ country_code: row.country_code, party_id: row.party_id }));
+        const country = intern(indexes.countries, tables.countries, row.country, () => row.country);
+        const name = row.operator_name ?? partyNames.get(partyKey)?.name ?? partyKey;
+        // One entry per (party, name): two parties may sell under one brand name.
+        const operator = intern(indexes.operators, tables.operatorNames, `${partyKey}\u0000${name}`, () => name);
+        if (tables.operatorIds.length < tables.operatorNames.length) {
+          tables.operatorIds.push(partyKey);
+          tables.operatorPhones.push(partyNames.get(partyKey)?.phone ?? null);
+        }
+        const liveSets: number[] = [];
+        let price: MapPrice | undefined;
+        let without = false;
+        for (const evse of evses) {
+          const set = intern(indexes.connectorSets, tables.connectorSets, `${party}|${evse.connectors}`, () => connectorSetOf(evse.connectors));
+          const status = EVSE_STATUSES.indexOf(evse.status as (typeof EVSE_STATUSES)[number]);
+          evseUids.push(evse.uid);
+          evseIdJson.push(JSON.stringify(evse.evse_id ?? evse.uid));
+          evseStatus.push(status < 0 ? EVSE_STATUSES.indexOf('UNKNOWN') : status);
+          evseUpdated.push(evse.updated_ms);
+          evseSet.push(set);
+          if (status === REMOVED) continue;
+          liveSets.push(set);
+          const p = setPrice(set, tables.parties[party] as Party);
+          price = cheaper(price, p.price);
+          without ||= p.without;
+        }
+        if (!price && without) price = fallbackPrice(row.country);
+        const layout = intern(indexes.layouts, tables.layouts, `${party}|${country}|${liveSets.join(',')}`, () => ({
+          party,
+          country,
+          evses: liveSets.map((set, position) => ({
+            uid: String(position),
+            status: 'AVAILABLE',
+            connectors: (tables.connectorSets[set] as ConnectorSet).connectors,
+          })),
+        }));
+        const priceKey = price ? `${price.hundredths}|${price.isTime}|${price.currency}` : '';
+        stationIds.push(row.station_id);
+        locationIds.push(row.id);
+        nameAddress.push(nameAddressJson(row));
+        latitudeJson.push(JSON.stringify(row.latitude_text));
+        longitudeJson.push(JSON.stringify(row.longitude_text));
+        lons.push(row.longitude);
+        lats.push(row.latitude);
+        updated.push(row.updated_ms);
+        evseCount.push(evses.length);
+        small.push({
+          party,
+          hours: intern(indexes.hours, tables.hoursJson, row.opening_times ?? '', () => openingTimesJson(row.opening_times)),
+          amenities: intern(indexes.amenities, tables.amenitiesJson, row.facilities ?? '', () => amenitiesJson(row.facilities)),
+          zone: intern(indexes.zones, tables.zones, row.time_zone, () => row.time_zone),
+          country,
+          layout,
+          operator,
+          price: intern(indexes.mapPrices, tables.mapPrices, priceKey, () => price),
+        });
+      });
+    },
+
+    finish(): Snapshot {
+      const size = stationIds.length;
+      // Stations are numbered in Morton (Z-order) of their position, so a map
+      // tile (a contiguous Morton range) reads the per-station arrays sequentially.
+      const codes = new Float64Array(size);
+      for (let r = 0; r < size; r++) codes[r] = mortonCode(lons[r] as number, lats[r] as number);
+      const order = Uint32Array.from({ length: size }, (_, r) => r).sort((a, b) => (codes[a] as number) - (codes[b] as number) || a - b);
+      const firstEvse = new Uint32Array(size + 1);
+      for (let r = 0; r < size; r++) firstEvse[r + 1] = (firstEvse[r] as number) + (evseCount[r] as number);
+      const pick = <T>(values: T[]) => Array.from(order, (r) => values[r] as T);
+
+      const evses = evseUids.length;
+      const s: Snapshot = {
+        version,
+        size,
+        index: new KDBush(size, 64),
+        stationIds: pick(stationIds),
+        locationIds: pick(locationIds),
+        nameAddress: pick(nameAddress),
+        latitudeJson: pick(latitudeJson),
+        longitudeJson: pick(longitudeJson),
+        longitudes: Float64Array.from(order, (r) => lons[r] as number),
+        latitudes: Float64Array.from(order, (r) => lats[r] as number),
+        rank: order,
+        mortonCodes: Float64Array.from(order, (r) => codes[r] as number),
+        updatedMs: Float64Array.from(order, (r) => updated[r] as number),
+        partyOf: Uint16Array.from(order, (r) => small[r]?.party as number),
+        hoursOf: Uint16Array.from(order, (r) => small[r]?.hours as number),
+        amenitiesOf: Uint16Array.from(order, (r) => small[r]?.amenities as number),
+        zoneOf: Uint16Array.from(order, (r) => small[r]?.zone as number),
+        countryOf: Uint16Array.from(order, (r) => small[r]?.country as number),
+        layoutOf: Uint32Array.from(order, (r) => small[r]?.layout as number),
+        statusCodes: new Uint8Array(size),
+        speedCodes: new Uint8Array(size),
+        connectorMasks: new Uint32Array(size),
+        operatorOf: Uint32Array.from(order, (r) => small[r]?.operator as number),
+        priceHundredths: new Int32Array(size),
+        priceIsTime: new Uint8Array(size),
+        currencyOf: new Uint8Array(size),
+        evseStart: new Uint32Array(size + 1),
+        evseUids: new Array<string>(evses),
+        evseIdJson: new Array<string>(evses),
+        evseStatus: new Uint8Array(evses),
+        evseUpdatedMs: new Float64Array(evses),
+        evseSet: new Uint32Array(evses),
+        evseLookupIds: [],
+        evseLookupEvse: new Uint32Array(0),
+        parties: tables.parties,
+        hoursJson: tables.hoursJson,
+        amenitiesJson: tables.amenitiesJson,
+        zones: tables.zones,
+        countries: tables.countries,
+        connectorSets: tables.connectorSets,
+        layouts: tables.layouts,
+        operatorNames: tables.operatorNames,
+        operatorIds: tables.operatorIds,
+        operatorJson: [],
+        operatorIsPartner: Uint8Array.from(tables.operatorNames, (n) => (partners.has(n.toLowerCase()) ? 1 : 0)),
+        currencies: [],
+        byStationId: new Map(),
+        tariffs,
+        partners,
+        priceMemo: new Map(),
+      };
+      s.operatorJson = tables.operatorNames.map((name, op) => {
+        const partner = partners.get(name.toLowerCase());
+        const operator = JSON.stringify({ name, contact: { phone: tables.operatorPhones[op] ?? null } });
+        return `"operator":${operator},"is_partner":${partner !== undefined}${partner ? `,"logo_url":${JSON.stringify(partner.logo_url)}` : ''}`;
+      });
+      const currencyIndex = new Map<string, number>();
+      let e = 0;
+      for (let i = 0; i < size; i++) {
+        const r = order[i] as number;
+        s.index.add(s.longitudes[i] as number, s.latitudes[i] as number);
+        s.byStationId.set(s.stationIds[i] as string, i);
+        s.evseStart[i] = e;
+        let mask = 0;
+        let maxPower = 0;
+        for (let from = firstEvse[r] as number; from < (firstEvse[r + 1] as number); from++, e++) {
+          s.evseUids[e] = evseUids[from] as string;
+          s.evseIdJson[e] = evseIdJson[from] as string;
+          s.evseStatus[e] = evseStatus[from] as number;
+          s.evseUpdatedMs[e] = evseUpdated[from] as number;
+          s.evseSet[e] = evseSet[from] as number;
+          if (s.evseStatus[e] === REMOVED) continue;
+          const set = s.connectorSets[s.evseSet[e] as number] as ConnectorSet;
+          mask |= set.mask;
+          maxPower = Math.max(maxPower, set.maxPowerKw);
+        }
+        s.evseStart[i + 1] = e;
+        s.connectorMasks[i] = mask >>> 0;
+        s.speedCodes[i] = SPEED_CODES.indexOf(speedOf(maxPower));
+        s.statusCodes[i] = stationStatusCode(s, i);
+        const price = tables.mapPrices[small[r]?.price as number];
+        s.priceHundredths[i] = price ? price.hundredths : NO_PRICE;
+        s.priceIsTime[i] = price?.isTime ? 1 : 0;
+        s.currencyOf[i] = intern(currencyIndex, s.currencies, price?.currency ?? '', () => price?.currency ?? '');
+      }
+      s.index.finish();
+      // Live EVSEs by evse_id (else uid), for details by EVSE id.
+      const live: number[] = [];
+      for (let k = 0; k < evses; k++) if (s.evseStatus[k] !== REMOVED) live.push(k);
+      live.sort((a, b) => compare(s.evseIdJson[a] as string, s.evseIdJson[b] as string));
+      s.evseLookupIds = live.map((k) => s.evseIdJson[k] as string);
+      s.evseLookupEvse = Uint32Array.from(live);
+      return s;
+    },
+  };
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The EVSE whose evse_id (else uid) is `evseId`, or -1. */
+export function findEvse(s: Snapshot, evseId: string): number {
+  const key = JSON.stringify(evseId);
+  let lo = 0;
+  let hi = s.evseLookupIds.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((s.evseLookupIds[mid] as string) < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return s.evseLookupIds[lo] === key ? (s.evseLookupEvse[lo] as number) : -1;
+}
+
+/** The station an EVSE belongs to. */
+export function stationOfEvse(s: Snapshot, evse: number): number {
+  let lo = 0;
+  let hi = s.size - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if ((s.evseStart[mid] as number) <= evse) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+let snapshotVersion = 0;
+
+/** Reads the whole catalogue from the database into a new snapshot. */
+export async function buildSnapshot(db: Database, pricing: PricingConfig): Promise<Snapshot> {
+  const [parties, tariffRows, partnerRows] = await Promise.all([repo.listParties(db), repo.listTariffs(db), repo.listPartners(db)]);
+  const tariffs = new Map(tariffRows.map((t) => [tariffKey(t.country_code, t.party_id, t.id), t]));
+  const builder = snapshotBuilder(
+    ++snapshotVersion,
+    tariffs,
+    new Map(partnerRows.map((p) => [p.name.toLowerCase(), p])),
+    new Map(parties.map((p) => [`${p.country_code}*${p.party_id}`, p])),
+  );
+  const fallbacks = new Map<string, MapPrice | undefined>();
+  const fallbackPrice = (country: string): MapPrice | undefined => {
+    if (!fallbacks.has(country)) {
+      const fallback = pricingFor(country, pricing).fallback;
+      fallbacks.set(
+        country,
+        fallback && {
+          hundredths: Number(new Big(fallback.kwhPrice).times(new Big(fallback.vat).div(100).plus(1)).times(100).round(0, Big.roundHalfUp)),
+          isTime: false,
+          currency: fallback.currency,
+        },
+      );
+    }
+    return fallbacks.get(country);
+  };
+  for await (const batch of repo.streamCatalogue(db)) builder.add(batch, fallbackPrice);
+  return builder.finish();
+}
+
+/** The snapshot of an empty catalogue. */
+export function emptySnapshot(): Snapshot {
+  return snapshotBuilder(0, new Map(), new Map(), new Map()).finish();
+}
