@@ -89,28 +89,74 @@ export interface CatalogueOptions {
   tileCacheTtlMs?: number;
 }
 
-/** How many stations `accept` lets through within radiusKm of (lon, lat), by great-circle distance. */
+const RAD = Math.PI / 180;
+const haverSin = (theta: number) => {
+  const sine = Math.sin(theta / 2);
+  return sine * sine;
+};
+const KD_STACK = new Uint32Array(3 * 128); // depth of a k-d tree of 2^64 points, twice over
+
+/**
+ * How many stations `accept` lets through within radiusKm of (lon, lat): the
+ * k-d tree's bounding-box walk with the great-circle test inline (geokdbush's
+ * haversine, so the count agrees exactly with its `around`), no arrays built.
+ */
 function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, accept: (i: number) => boolean): number {
   if (s.size === 0) return 0;
   const angular = radiusKm / EARTH_RADIUS_KM;
-  const dLat = (angular * 180) / Math.PI;
-  const minLat = lat - dLat;
-  const maxLat = lat + dLat;
+  const dLat = angular / RAD;
+  const minLat = Math.max(lat - dLat, -90);
+  const maxLat = Math.min(lat + dLat, 90);
   const ranges: [number, number][] = [];
-  if (minLat <= -90 || maxLat >= 90 || angular >= Math.PI / 2) {
+  if (lat - dLat <= -90 || lat + dLat >= 90 || angular >= Math.PI / 2) {
     ranges.push([-180, 180]);
   } else {
-    const dLon = (Math.asin(Math.min(1, Math.sin(angular) / Math.cos((lat * Math.PI) / 180))) * 180) / Math.PI;
-    const minLon = lon - dLon;
-    const maxLon = lon + dLon;
-    ranges.push([Math.max(minLon, -180), Math.min(maxLon, 180)]);
-    if (minLon < -180) ranges.push([minLon + 360, 180]);
-    if (maxLon > 180) ranges.push([-180, maxLon - 360]);
+    const dLon = Math.asin(Math.min(1, Math.sin(angular) / Math.cos(lat * RAD))) / RAD;
+    ranges.push([Math.max(lon - dLon, -180), Math.min(lon + dLon, 180)]);
+    if (lon - dLon < -180) ranges.push([lon - dLon + 360, 180]);
+    if (lon + dLon > 180) ranges.push([-180, lon + dLon - 360]);
   }
+  const maxH = haverSin(angular);
+  const cosLat = Math.cos(lat * RAD);
+  const { ids, coords, nodeSize } = s.index;
+  const cosLatitudes = s.cosLatitudes;
+  const inside = (k: number, x: number, y: number): boolean => {
+    const id = ids[k] as number;
+    return cosLat * (cosLatitudes[id] as number) * haverSin((lon - x) * RAD) + haverSin((lat - y) * RAD) <= maxH && accept(id);
+  };
   let count = 0;
-  for (const [west, east] of ranges) {
-    for (const i of s.index.range(west, Math.max(minLat, -90), east, Math.min(maxLat, 90))) {
-      if (greatCircleKm(lon, lat, s.longitudes[i] as number, s.latitudes[i] as number) <= radiusKm && accept(i)) count++;
+  for (const [minLon, maxLon] of ranges) {
+    const stack = KD_STACK;
+    stack[0] = 0;
+    stack[1] = ids.length - 1;
+    stack[2] = 0;
+    let sp = 3;
+    while (sp > 0) {
+      const axis = stack[--sp] as number;
+      const right = stack[--sp] as number;
+      const left = stack[--sp] as number;
+      if (right - left <= nodeSize) {
+        for (let k = left; k <= right; k++) {
+          const x = coords[2 * k] as number;
+          const y = coords[2 * k + 1] as number;
+          if (x >= minLon && x <= maxLon && y >= minLat && y <= maxLat && inside(k, x, y)) count++;
+        }
+        continue;
+      }
+      const m = (left + right) >> 1;
+      const x = coords[2 * m] as number;
+      const y = coords[2 * m + 1] as number;
+      if (x >= minLon && x <= maxLon && y >= minLat && y <= maxLat && inside(m, x, y)) count++;
+      if (axis === 0 ? minLon <= x : minLat <= y) {
+        stack[sp++] = left;
+        stack[sp++] = m - 1;
+        stack[sp++] = 1 - axis;
+      }
+      if (axis === 0 ? maxLon >= x : maxLat >= y) {
+        stack[sp++] = m + 1;
+        stack[sp++] = right;
+        stack[sp++] = 1 - axis;
+      }
     }
   }
   return count;

@@ -73,6 +73,8 @@ export interface Snapshot {
   longitudeJson: string[];
   longitudes: Float64Array;
   latitudes: Float64Array;
+  /** cos(latitude), as geokdbush computes it, for distance tests. */
+  cosLatitudes: Float64Array;
   /** Catalogue (database) order of each station: breaks distance ties. */
   rank: Uint32Array;
   /** Morton code of each station, ascending. */
@@ -407,6 +409,7 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         longitudeJson: pick(longitudeJson),
         longitudes: Float64Array.from(order, (r) => lons[r] as number),
         latitudes: Float64Array.from(order, (r) => lats[r] as number),
+        cosLatitudes: Float64Array.from(order, (r) => Math.cos((lats[r] as number) * (Math.PI / 180))),
         rank: order,
         mortonCodes: Float64Array.from(order, (r) => codes[r] as number),
         updatedMs: Float64Array.from(order, (r) => updated[r] as number),
