@@ -95,13 +95,19 @@ const haverSin = (theta: number) => {
   return sine * sine;
 };
 const KD_STACK = new Uint32Array(3 * 128); // depth of a k-d tree of 2^64 points, twice over
+/** The box (west, south, east, north) of each node on KD_STACK. */
+const KD_BOXES = new Float64Array(4 * 128);
+/** Matches of one count, kept when there are few: they are then the whole answer, no second search needed. */
+const FEW_MATCHES = new Uint32Array(256);
 
 /**
  * How many stations `accept` lets through within radiusKm of (lon, lat): the
  * k-d tree's bounding-box walk with the great-circle test inline (geokdbush's
  * haversine, so the count agrees exactly with its `around`), no arrays built.
+ * The first matches are written to `few` (all of them when the count is at
+ * most its length).
  */
-function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, accept: (i: number) => boolean): number {
+function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, accept: (i: number) => boolean, few: Uint32Array): number {
   if (s.size === 0) return 0;
   const angular = radiusKm / EARTH_RADIUS_KM;
   const dLat = angular / RAD;
@@ -120,21 +126,53 @@ function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, ac
   const cosLat = Math.cos(lat * RAD);
   const { ids, coords, nodeSize } = s.index;
   const cosLatitudes = s.cosLatitudes;
+  let count = 0;
   const inside = (k: number, x: number, y: number): boolean => {
     const id = ids[k] as number;
-    return cosLat * (cosLatitudes[id] as number) * haverSin((lon - x) * RAD) + haverSin((lat - y) * RAD) <= maxH && accept(id);
+    if (cosLat * (cosLatitudes[id] as number) * haverSin((lon - x) * RAD) + haverSin((lat - y) * RAD) > maxH || !accept(id)) return false;
+    if (count < few.length) few[count] = id;
+    return true;
   };
-  let count = 0;
+  // A k-d node whose box lies inside the circle (its four corners do, with a
+  // margin against rounding; boxes this small hold no farther point) needs no
+  // distance test for its points, only the filter.
+  const hCorner = (x: number, y: number) => cosLat * Math.cos(y * RAD) * haverSin((lon - x) * RAD) + haverSin((lat - y) * RAD);
+  const surelyInside = maxH * (1 - 1e-9);
   for (const [minLon, maxLon] of ranges) {
     const stack = KD_STACK;
+    const box = KD_BOXES;
     stack[0] = 0;
     stack[1] = ids.length - 1;
     stack[2] = 0;
+    box.set([-180, -90, 180, 90], 0);
     let sp = 3;
     while (sp > 0) {
       const axis = stack[--sp] as number;
       const right = stack[--sp] as number;
       const left = stack[--sp] as number;
+      const b = (sp / 3) * 4;
+      const x0 = box[b] as number;
+      const y0 = box[b + 1] as number;
+      const x1 = box[b + 2] as number;
+      const y1 = box[b + 3] as number;
+      if (
+        x0 >= minLon &&
+        x1 <= maxLon &&
+        y0 >= minLat &&
+        y1 <= maxLat &&
+        hCorner(x0, y0) <= surelyInside &&
+        hCorner(x0, y1) <= surelyInside &&
+        hCorner(x1, y0) <= surelyInside &&
+        hCorner(x1, y1) <= surelyInside
+      ) {
+        for (let k = left; k <= right; k++) {
+          const id = ids[k] as number;
+          if (!accept(id)) continue;
+          if (count < few.length) few[count] = id;
+          count++;
+        }
+        continue;
+      }
       if (right - left <= nodeSize) {
         for (let k = left; k <= right; k++) {
           const x = coords[2 * k] as number;
@@ -148,11 +186,13 @@ function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, ac
       const y = coords[2 * m + 1] as number;
       if (x >= minLon && x <= maxLon && y >= minLat && y <= maxLat && inside(m, x, y)) count++;
       if (axis === 0 ? minLon <= x : minLat <= y) {
+        box.set(axis === 0 ? [x0, y0, x, y1] : [x0, y0, x1, y], (sp / 3) * 4);
         stack[sp++] = left;
         stack[sp++] = m - 1;
         stack[sp++] = 1 - axis;
       }
       if (axis === 0 ? maxLon >= x : maxLat >= y) {
+        box.set(axis === 0 ? [x, y0, x1, y1] : [x0, y, x1, y1], (sp / 3) * 4);
         stack[sp++] = m + 1;
         stack[sp++] = right;
         stack[sp++] = 1 - axis;
@@ -245,20 +285,20 @@ export function createCatalogue(options: CatalogueOptions) {
       (maxHundredths === undefined || (s.priceHundredths[i] as number) === NO_PRICE || (s.priceHundredths[i] as number) <= maxHundredths);
   }
 
-  // local_datetime of price groups: one formatting per time zone and second.
-  const localNow = new Map<string, { second: number; text: string }>();
-  function localDateTimeNow(timeZone: string, now: Date): string {
+  // local_datetime of price groups: one formatting per time zone (of the snapshot) and second.
+  let localNow: { of: Snapshot; second: number[]; text: string[] } | undefined;
+  function localDateTimeNow(s: Snapshot, zone: number, now: Date): string {
+    if (localNow?.of !== s) localNow = { of: s, second: [], text: [] };
     const second = Math.floor(now.getTime() / 1000);
-    const hit = localNow.get(timeZone);
-    if (hit?.second === second) return hit.text;
-    const text = localIsoDateTime(now, timeZone);
-    localNow.set(timeZone, { second, text });
-    return text;
+    if (localNow.second[zone] !== second) {
+      localNow.text[zone] = localIsoDateTime(now, s.zones[zone] as string);
+      localNow.second[zone] = second;
+    }
+    return localNow.text[zone] as string;
   }
 
-  /** Station i as JSON text, with `"distance":…` when given. */
-  function stationJson(s: Snapshot, i: number, distance?: number): string {
-    const now = clock.now();
+  /** Station i as JSON text at `now`, with `"distance":…` when given. */
+  function stationJson(s: Snapshot, i: number, now: Date, distance?: number): string {
     const first = s.evseStart[i] as number;
     const end = s.evseStart[i + 1] as number;
     const live: number[] = [];
@@ -271,7 +311,7 @@ export function createCatalogue(options: CatalogueOptions) {
       evses += `${live.length > 0 ? ',' : ''}{"evse_id":${s.evseIdJson[e]},"status":"${EVSE_STATUSES[status]}"}`;
       live.push(e);
     }
-    const local = localDateTimeNow(s.zones[s.zoneOf[i] as number] as string, now);
+    const local = localDateTimeNow(s, s.zoneOf[i] as number, now);
     let groups = '';
     for (const group of layoutGroups(s, s.layouts[s.layoutOf[i] as number] as Layout, pricing, now)) {
       let ids = '';
@@ -340,12 +380,13 @@ export function createCatalogue(options: CatalogueOptions) {
       const radiusKm = query.distance / 1000;
       const { longitude: lon, latitude: lat } = query;
       // The count needs every match but no order: bounding box, then the exact distance.
-      const count = countWithin(s, lon, lat, radiusKm, accept);
+      const count = countWithin(s, lon, lat, radiusKm, accept, FEW_MATCHES);
       const wanted = page.offset + page.limit;
       if (count === 0 || page.offset >= count) return { count, results: [] };
-      // The page needs order but only the nearest `wanted` (plus any tied with the last of them).
-      let ids = kdAround(s.index, lon, lat, wanted, radiusKm, accept);
-      if (ids.length === wanted && wanted < count) {
+      // The page needs order but only the nearest `wanted` (plus any tied with the last of them):
+      // the count's own matches when they are few, else a nearest-first search.
+      let ids = count <= FEW_MATCHES.length ? Array.from(FEW_MATCHES.subarray(0, count)) : kdAround(s.index, lon, lat, wanted, radiusKm, accept);
+      if (count > FEW_MATCHES.length && ids.length === wanted && wanted < count) {
         const last = ids[ids.length - 1] as number;
         const lastKm = greatCircleKm(lon, lat, s.longitudes[last] as number, s.latitudes[last] as number);
         ids = kdAround(s.index, lon, lat, Number.POSITIVE_INFINITY, Math.min(radiusKm, lastKm + 0.0001), accept);
@@ -355,7 +396,8 @@ export function createCatalogue(options: CatalogueOptions) {
         distance: Math.round(greatCircleKm(lon, lat, s.longitudes[i] as number, s.latitudes[i] as number) * 10_000) / 10,
       }));
       hits.sort((a, b) => a.distance - b.distance || (s.rank[a.index] as number) - (s.rank[b.index] as number));
-      return { count, results: hits.slice(page.offset, wanted).map((hit) => stationJson(s, hit.index, hit.distance)) };
+      const now = clock.now();
+      return { count, results: hits.slice(page.offset, wanted).map((hit) => stationJson(s, hit.index, now, hit.distance)) };
     },
 
     /** Features of one map tile: single stations and clusters (cached briefly per tile and filter). */
@@ -375,7 +417,7 @@ export function createCatalogue(options: CatalogueOptions) {
     stationJson(by: { stationId: string } | { evseId: string }): string | undefined {
       const s = snapshot;
       const i = stationIndex(s, by);
-      return i < 0 ? undefined : stationJson(s, i);
+      return i < 0 ? undefined : stationJson(s, i, clock.now());
     },
 
     /** One station, as the API shows it. */
