@@ -14,7 +14,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { EVSE_STATUSES } from './ocpi-schemas.ts';
 import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, localIsoDateTime, type PriceGroup, tariffChanges } from './price-groups.ts';
-import type { Speed, StationBase, StationStatus } from './projection.ts';
+import type { Speed, StationBase } from './projection.ts';
 import * as repo from './repository.ts';
 import {
   buildSnapshot,
@@ -341,12 +341,19 @@ export function createCatalogue(options: CatalogueOptions) {
   }
 
   function computeTile(s: Snapshot, z: number, x: number, y: number, filter: StationFilter): TileJson {
-    const accept = matcher(s, filter);
-    const items = tileItems(s.mortonCodes, z, x, y, accept, {
+    const unfiltered =
+      filter.connectorMask === 0 &&
+      !filter.onlyAvailable &&
+      !filter.onlyPartners &&
+      filter.operators.length === 0 &&
+      (filter.speeds ?? []).length === 0 &&
+      filter.maxPrice === undefined;
+    const items = tileItems(s.mortonCodes, z, x, y, unfiltered ? null : matcher(s, filter), {
       longitudes: s.longitudes,
       latitudes: s.latitudes,
       speedCodes: s.speedCodes,
-      status: (i) => STATUS_CODES[s.statusCodes[i] as number] as StationStatus,
+      statuses: STATUS_CODES,
+      statusCodes: s.statusCodes,
     });
     const features = items.map((item) =>
       item.kind === 'station'

@@ -51,9 +51,7 @@ export function mortonCode(lon: number, lat: number): number {
   return mortonOfCell(Math.floor(x * GRID_SIZE), Math.floor(y * GRID_SIZE));
 }
 
-function lowerBound(codes: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = codes.length;
+function lowerBound(codes: Float64Array, value: number, lo = 0, hi = codes.length): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if ((codes[mid] as number) < value) lo = mid + 1;
@@ -79,11 +77,20 @@ export interface TileCluster {
   status: StationStatus;
 }
 
+const STATUS_BITS: Record<StationStatus, number> = { free: 1, busy: 2, error: 4, unknown: 8 };
+
 /** The station rule applied to members: free if any free, else busy if any busy, else error if all error, else unknown. */
 export function clusterStatus(statuses: readonly StationStatus[]): StationStatus {
-  if (statuses.includes('free')) return 'free';
-  if (statuses.includes('busy')) return 'busy';
-  if (statuses.length > 0 && statuses.every((s) => s === 'error')) return 'error';
+  let bits = 0;
+  for (const status of statuses) bits |= STATUS_BITS[status];
+  return statusOfBits(bits);
+}
+
+/** clusterStatus over a set of statuses given as bits (free 1, busy 2, error 4, unknown 8). */
+function statusOfBits(bits: number): StationStatus {
+  if (bits & 1) return 'free';
+  if (bits & 2) return 'busy';
+  if (bits === 4) return 'error';
   return 'unknown';
 }
 
@@ -99,8 +106,8 @@ function commonLevel(a: number, b: number): number {
 }
 
 /**
- * Features of tile (z, x, y) over the stations `accept` lets through: single
- * stations where a cell holds one, clusters elsewhere.
+ * Features of tile (z, x, y) over the stations `accept` lets through (all when
+ * null): single stations where a cell holds one, clusters elsewhere.
  */
 export function tileItems(
   /** Morton codes of the stations, ascending: station k has the k-th code (stations are numbered in Morton order). */
@@ -108,70 +115,55 @@ export function tileItems(
   z: number,
   x: number,
   y: number,
-  accept: (station: number) => boolean,
-  facts: { longitudes: Float64Array; latitudes: Float64Array; speedCodes: Uint8Array; status: (station: number) => StationStatus },
+  accept: ((station: number) => boolean) | null,
+  facts: { longitudes: Float64Array; latitudes: Float64Array; speedCodes: Uint8Array; statuses: readonly StationStatus[]; statusCodes: Uint8Array },
 ): (TileStation | TileCluster)[] {
   const shift = GRID_BITS - z;
-  const span = 4 ** shift;
   const start = mortonOfCell(x * 2 ** shift, y * 2 ** shift);
-  const from = lowerBound(codes, start);
-  const to = lowerBound(codes, start + span);
   const cellLevel = Math.min(z + CELL_LEVELS, GRID_BITS);
   const cellSpan = 4 ** (GRID_BITS - cellLevel);
+  const cells = 4 ** (cellLevel - z);
+  const statusBits = facts.statuses.map((status) => STATUS_BITS[status]);
   const items: (TileStation | TileCluster)[] = [];
-
-  let cell = -1;
-  let count = 0;
-  let first = 0;
-  let minCode = 0;
-  let maxCode = 0;
-  let sumLon = 0;
-  let sumLat = 0;
-  let speed = 0;
-  let statuses: StationStatus[] = [];
-  const flush = () => {
-    if (count === 0) return;
-    if (count === 1) {
-      items.push({ kind: 'station', index: first });
-    } else {
-      const deepest = commonLevel(minCode, maxCode);
+  // A cell is a contiguous range of stations: find its ends, then aggregate the matches in it.
+  let from = lowerBound(codes, start);
+  const end = lowerBound(codes, start + 4 ** shift, from);
+  for (let c = 0; c < cells && from < end; c++) {
+    const cellStart = start + c * cellSpan;
+    const to = lowerBound(codes, cellStart + cellSpan, from, end);
+    let count = 0;
+    let first = 0;
+    let last = 0;
+    let sumLon = 0;
+    let sumLat = 0;
+    let speed = 0;
+    let bits = 0;
+    for (let k = from; k < to; k++) {
+      if (accept !== null && !accept(k)) continue;
+      if (count === 0) first = k;
+      last = k;
+      count++;
+      sumLon += facts.longitudes[k] as number;
+      sumLat += facts.latitudes[k] as number;
+      const sp = facts.speedCodes[k] as number;
+      if (sp > speed) speed = sp;
+      bits |= statusBits[facts.statusCodes[k] as number] as number;
+    }
+    from = to;
+    if (count === 1) items.push({ kind: 'station', index: first });
+    else if (count > 1) {
+      const deepest = commonLevel(codes[first] as number, codes[last] as number);
       items.push({
         kind: 'cluster',
-        id: `${cellLevel}/${cell}`,
+        id: `${cellLevel}/${Math.floor(cellStart / cellSpan)}`,
         count,
         expansionZoom: Math.min(deepest - CELL_LEVELS + 1, MAX_ZOOM + 1),
         longitude: sumLon / count,
         latitude: sumLat / count,
         speedCode: speed,
-        status: clusterStatus(statuses),
+        status: statusOfBits(bits),
       });
     }
-    count = 0;
-  };
-
-  for (let k = from; k < to; k++) {
-    const station = k;
-    if (!accept(station)) continue;
-    const code = codes[k] as number;
-    const c = Math.floor(code / cellSpan);
-    if (c !== cell) {
-      flush();
-      cell = c;
-      first = station;
-      minCode = code;
-      sumLon = 0;
-      sumLat = 0;
-      speed = 0;
-      statuses = [];
-    }
-    count++;
-    maxCode = code;
-    sumLon += facts.longitudes[station] as number;
-    sumLat += facts.latitudes[station] as number;
-    speed = Math.max(speed, facts.speedCodes[station] as number);
-    const status = facts.status(station);
-    if (!statuses.includes(status)) statuses.push(status);
   }
-  flush();
   return items;
 }
