@@ -389,7 +389,7 @@ export function createCatalogue(options: CatalogueOptions) {
       // The count needs every match but no order: bounding box, then the exact distance.
       const count = countWithin(s, lon, lat, radiusKm, accept, FEW_MATCHES);
       const wanted = page.offset + page.limit;
-      if (count === 0 || page.offset >= count) return { count, results: [] };
+      if (count === 0 || page.offset >= count || page.limit <= 0) return { count, results: [] };
       // The page needs order but only the nearest `wanted` (plus any tied with the last of them):
       // the count's own matches when they are few, else a nearest-first search.
       let ids = count <= FEW_MATCHES.length ? Array.from(FEW_MATCHES.subarray(0, count)) : kdAround(s.index, lon, lat, wanted, radiusKm, accept);

@@ -104,9 +104,12 @@ export interface Snapshot {
   evseStatus: Uint8Array;
   evseUpdatedMs: Float64Array;
   evseSet: Uint32Array;
-  /** evse_id (else uid) as JSON strings, sorted, with the EVSE each names: lookup by binary search. */
-  evseLookupIds: string[];
-  evseLookupEvse: Uint32Array;
+  /**
+   * Live EVSEs by evse_id (else uid): hash(evseIdJson) * 2^indexBits + EVSE
+   * index, sorted; a lookup binary-searches the hash, then compares the ids.
+   */
+  evseLookup: Float64Array;
+  evseIndexBits: number;
   // Shared tables.
   parties: Party[];
   hoursJson: string[];
@@ -272,7 +275,11 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
   const lons: number[] = [];
   const lats: number[] = [];
   const updated: number[] = [];
-  const small: { party: number; hours: number; amenities: number; zone: number; country: number; layout: number; operator: number; price: number }[] = [];
+  // Indexes into the shared tables, per station.
+  const of = { party: [] as number[], hours: [] as number[], amenities: [] as number[], zone: [] as number[], country: [] as number[] };
+  const layoutOf: number[] = [];
+  const operatorOf: number[] = [];
+  const priceOf: number[] = [];
   const evseCount: number[] = [];
   // Per EVSE, in catalogue order.
   const evseUids: string[] = [];
@@ -373,16 +380,14 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         lats.push(row.latitude);
         updated.push(row.updated_ms);
         evseCount.push(evses.length);
-        small.push({
-          party,
-          hours: intern(indexes.hours, tables.hoursJson, row.opening_times ?? '', () => openingTimesJson(row.opening_times)),
-          amenities: intern(indexes.amenities, tables.amenitiesJson, row.facilities ?? '', () => amenitiesJson(row.facilities)),
-          zone: intern(indexes.zones, tables.zones, row.time_zone, () => row.time_zone),
-          country,
-          layout,
-          operator,
-          price: intern(indexes.mapPrices, tables.mapPrices, priceKey, () => price),
-        });
+        of.party.push(party);
+        of.hours.push(intern(indexes.hours, tables.hoursJson, row.opening_times ?? '', () => openingTimesJson(row.opening_times)));
+        of.amenities.push(intern(indexes.amenities, tables.amenitiesJson, row.facilities ?? '', () => amenitiesJson(row.facilities)));
+        of.zone.push(intern(indexes.zones, tables.zones, row.time_zone, () => row.time_zone));
+        of.country.push(country);
+        layoutOf.push(layout);
+        operatorOf.push(operator);
+        priceOf.push(intern(indexes.mapPrices, tables.mapPrices, priceKey, () => price));
       });
     },
 
@@ -413,16 +418,16 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         rank: order,
         mortonCodes: Float64Array.from(order, (r) => codes[r] as number),
         updatedMs: Float64Array.from(order, (r) => updated[r] as number),
-        partyOf: Uint16Array.from(order, (r) => small[r]?.party as number),
-        hoursOf: Uint16Array.from(order, (r) => small[r]?.hours as number),
-        amenitiesOf: Uint16Array.from(order, (r) => small[r]?.amenities as number),
-        zoneOf: Uint16Array.from(order, (r) => small[r]?.zone as number),
-        countryOf: Uint16Array.from(order, (r) => small[r]?.country as number),
-        layoutOf: Uint32Array.from(order, (r) => small[r]?.layout as number),
+        partyOf: Uint16Array.from(order, (r) => of.party[r] as number),
+        hoursOf: Uint16Array.from(order, (r) => of.hours[r] as number),
+        amenitiesOf: Uint16Array.from(order, (r) => of.amenities[r] as number),
+        zoneOf: Uint16Array.from(order, (r) => of.zone[r] as number),
+        countryOf: Uint16Array.from(order, (r) => of.country[r] as number),
+        layoutOf: Uint32Array.from(order, (r) => layoutOf[r] as number),
         statusCodes: new Uint8Array(size),
         speedCodes: new Uint8Array(size),
         connectorMasks: new Uint32Array(size),
-        operatorOf: Uint32Array.from(order, (r) => small[r]?.operator as number),
+        operatorOf: Uint32Array.from(order, (r) => operatorOf[r] as number),
         priceHundredths: new Int32Array(size),
         priceIsTime: new Uint8Array(size),
         currencyOf: new Uint8Array(size),
@@ -432,8 +437,8 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         evseStatus: new Uint8Array(evses),
         evseUpdatedMs: new Float64Array(evses),
         evseSet: new Uint32Array(evses),
-        evseLookupIds: [],
-        evseLookupEvse: new Uint32Array(0),
+        evseLookup: new Float64Array(0),
+        evseIndexBits: 0,
         parties: tables.parties,
         hoursJson: tables.hoursJson,
         amenitiesJson: tables.amenitiesJson,
@@ -480,38 +485,49 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         s.connectorMasks[i] = mask >>> 0;
         s.speedCodes[i] = SPEED_CODES.indexOf(speedOf(maxPower));
         s.statusCodes[i] = stationStatusCode(s, i);
-        const price = tables.mapPrices[small[r]?.price as number];
+        const price = tables.mapPrices[priceOf[r] as number];
         s.priceHundredths[i] = price ? price.hundredths : NO_PRICE;
         s.priceIsTime[i] = price?.isTime ? 1 : 0;
         s.currencyOf[i] = intern(currencyIndex, s.currencies, price?.currency ?? '', () => price?.currency ?? '');
       }
       s.index.finish();
-      // Live EVSEs by evse_id (else uid), for details by EVSE id.
-      const live: number[] = [];
-      for (let k = 0; k < evses; k++) if (s.evseStatus[k] !== REMOVED) live.push(k);
-      live.sort((a, b) => compare(s.evseIdJson[a] as string, s.evseIdJson[b] as string));
-      s.evseLookupIds = live.map((k) => s.evseIdJson[k] as string);
-      s.evseLookupEvse = Uint32Array.from(live);
+      // Live EVSEs by evse_id (else uid), for details by EVSE id: numbers, sorted natively.
+      s.evseIndexBits = Math.max(1, Math.ceil(Math.log2(evses + 1)));
+      const hashRange = 2 ** (53 - s.evseIndexBits);
+      const keys: number[] = [];
+      for (let k = 0; k < evses; k++) {
+        if (s.evseStatus[k] !== REMOVED) keys.push((hashOf(s.evseIdJson[k] as string) % hashRange) * 2 ** s.evseIndexBits + k);
+      }
+      s.evseLookup = Float64Array.from(keys).sort();
       return s;
     },
   };
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+/** FNV-1a, 32 bits. */
+function hashOf(text: string): number {
+  let h = 0x811c9dc5;
+  for (let k = 0; k < text.length; k++) h = Math.imul(h ^ text.charCodeAt(k), 0x01000193);
+  return h >>> 0;
 }
 
-/** The EVSE whose evse_id (else uid) is `evseId`, or -1. */
+/** The live EVSE whose evse_id (else uid) is `evseId`, or -1. */
 export function findEvse(s: Snapshot, evseId: string): number {
   const key = JSON.stringify(evseId);
+  const unit = 2 ** s.evseIndexBits;
+  const first = (hashOf(key) % 2 ** (53 - s.evseIndexBits)) * unit;
   let lo = 0;
-  let hi = s.evseLookupIds.length;
+  let hi = s.evseLookup.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((s.evseLookupIds[mid] as string) < key) lo = mid + 1;
+    if ((s.evseLookup[mid] as number) < first) lo = mid + 1;
     else hi = mid;
   }
-  return s.evseLookupIds[lo] === key ? (s.evseLookupEvse[lo] as number) : -1;
+  for (; lo < s.evseLookup.length && (s.evseLookup[lo] as number) < first + unit; lo++) {
+    const evse = (s.evseLookup[lo] as number) - first;
+    if (s.evseIdJson[evse] === key) return evse;
+  }
+  return -1;
 }
 
 /** The station an EVSE belongs to. */
