@@ -71,6 +71,7 @@ export async function upsertLocations(db: Queryable, locations: OcpiLocation[]):
     data: OcpiEvse;
     last_updated: string;
     position: number;
+    connectors_key: string;
   }[] = [];
   for (const location of locations) {
     if (!keep.has(`${location.country_code}\u0000${location.party_id}\u0000${location.id}`)) continue;
@@ -85,6 +86,7 @@ export async function upsertLocations(db: Queryable, locations: OcpiLocation[]):
         data: evse,
         last_updated: evse.last_updated,
         position,
+        connectors_key: connectorsKey(evse),
       });
     }
   }
@@ -95,14 +97,25 @@ export async function upsertLocations(db: Queryable, locations: OcpiLocation[]):
   );
   if (evses.length > 0) {
     await db.query(
-      `INSERT INTO ocpi_evses (country_code, party_id, location_id, uid, evse_id, status, data, last_updated, position)
-       SELECT x.country_code, x.party_id, x.location_id, x.uid, x.evse_id, x.status, x.data, x.last_updated, x.position
+      `INSERT INTO ocpi_evses (country_code, party_id, location_id, uid, evse_id, status, data, last_updated, position, connectors_key)
+       SELECT x.country_code, x.party_id, x.location_id, x.uid, x.evse_id, x.status, x.data, x.last_updated, x.position, x.connectors_key
          FROM jsonb_to_recordset($1::jsonb)
-           AS x(country_code text, party_id text, location_id text, uid text, evse_id text, status text, data jsonb, last_updated timestamptz, position integer)`,
+           AS x(country_code text, party_id text, location_id text, uid text, evse_id text, status text, data jsonb,
+                last_updated timestamptz, position integer, connectors_key text)`,
       [JSON.stringify(evses)],
     );
   }
   return written.length;
+}
+
+/**
+ * The connector fields stations are priced from (see CatalogueEvseRow.connectors);
+ * stored with each EVSE so loading the catalogue reads them as one short text.
+ */
+export function connectorsKey(evse: OcpiEvse): string {
+  return JSON.stringify(
+    evse.connectors.map((c) => [c.standard, c.power_type, c.max_voltage, c.max_amperage, c.max_electric_power ?? null, c.tariff_ids ?? null]),
+  );
 }
 
 export async function upsertTariffs(db: Queryable, tariffs: OcpiTariff[]): Promise<number> {
@@ -233,10 +246,7 @@ function locationBatch(db: Queryable, after: LocationKey, batchSize: number) {
 function evseBatch(db: Queryable, after: LocationKey, last: LocationKey) {
   return db.query<CatalogueEvseRow & { country_code: string; party_id: string; location_id: string }>(
     `SELECT e.country_code, e.party_id, e.location_id, e.uid, e.evse_id, e.status,
-            (extract(epoch FROM e.last_updated) * 1000)::float8 AS updated_ms,
-            (SELECT jsonb_agg(jsonb_build_array(c->'standard', c->'power_type', c->'max_voltage', c->'max_amperage',
-                                                c->'max_electric_power', c->'tariff_ids') ORDER BY n)
-               FROM jsonb_array_elements(e.data->'connectors') WITH ORDINALITY AS x(c, n))::text AS connectors
+            (extract(epoch FROM e.last_updated) * 1000)::float8 AS updated_ms, e.connectors_key AS connectors
        FROM ocpi_evses e
       WHERE (e.country_code, e.party_id, e.location_id) > ($1, $2, $3)
         AND (e.country_code, e.party_id, e.location_id) <= ($4, $5, $6)
@@ -251,7 +261,7 @@ function evseBatch(db: Queryable, after: LocationKey, last: LocationKey) {
  * pagination), so a large catalogue is never one result set in memory. The
  * next batch is already being read while the caller works on the current one.
  */
-export async function* streamCatalogue(db: Queryable, batchSize = 5_000): AsyncGenerator<CatalogueBatch> {
+export async function* streamCatalogue(db: Queryable, batchSize = 20_000): AsyncGenerator<CatalogueBatch> {
   let after: LocationKey = ['', '', ''];
   let next: Promise<{ rows: CatalogueLocationRow[] }> = locationBatch(db, after, batchSize);
   for (;;) {
