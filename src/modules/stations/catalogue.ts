@@ -99,6 +99,8 @@ const KD_STACK = new Uint32Array(3 * 128); // depth of a k-d tree of 2^64 points
 const KD_BOXES = new Float64Array(4 * 128);
 /** Matches of one count, kept when there are few: they are then the whole answer, no second search needed. */
 const FEW_MATCHES = new Uint32Array(256);
+/** Stations asked for beyond a page, to see the ties of its last one without a second search. */
+const TIE_SLACK = 8;
 
 /**
  * How many stations `accept` lets through within radiusKm of (lon, lat): the
@@ -392,11 +394,20 @@ export function createCatalogue(options: CatalogueOptions) {
       if (count === 0 || page.offset >= count || page.limit <= 0) return { count, results: [] };
       // The page needs order but only the nearest `wanted` (plus any tied with the last of them):
       // the count's own matches when they are few, else a nearest-first search.
-      let ids = count <= FEW_MATCHES.length ? Array.from(FEW_MATCHES.subarray(0, count)) : kdAround(s.index, lon, lat, wanted, radiusKm, accept);
-      if (count > FEW_MATCHES.length && ids.length === wanted && wanted < count) {
-        const last = ids[ids.length - 1] as number;
+      let ids = count <= FEW_MATCHES.length ? Array.from(FEW_MATCHES.subarray(0, count)) : kdAround(s.index, lon, lat, wanted + TIE_SLACK, radiusKm, accept);
+      if (count > FEW_MATCHES.length && ids.length > wanted) {
+        // Keep the stations within 0.1 m of the wanted-th (ties once rounded); when even the
+        // extra ones asked for are that close, there may be more: ask for all of them.
+        const last = ids[wanted - 1] as number;
         const lastKm = greatCircleKm(lon, lat, s.longitudes[last] as number, s.latitudes[last] as number);
-        ids = kdAround(s.index, lon, lat, Number.POSITIVE_INFINITY, Math.min(radiusKm, lastKm + 0.0001), accept);
+        const limit = haverSin(Math.min(radiusKm, lastKm + 0.0001) / EARTH_RADIUS_KM);
+        const cosLat = Math.cos(lat * RAD);
+        const h = (i: number) =>
+          cosLat * (s.cosLatitudes[i] as number) * haverSin((lon - (s.longitudes[i] as number)) * RAD) + haverSin((lat - (s.latitudes[i] as number)) * RAD);
+        ids =
+          ids.length === wanted + TIE_SLACK && h(ids[ids.length - 1] as number) <= limit
+            ? kdAround(s.index, lon, lat, Number.POSITIVE_INFINITY, Math.min(radiusKm, lastKm + 0.0001), accept)
+            : ids.filter((i) => h(i) <= limit);
       }
       const hits = ids.map((i) => ({
         index: i,
