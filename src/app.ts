@@ -2,7 +2,12 @@
 // main.ts passes the real ones; tests pass their own (database, clock, keys).
 import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import type { PaymentProcessor } from './modules/payments/processor.ts';
+import { paymentsRoutes } from './modules/payments/routes.ts';
+import { createPaymentsService, type PaymentMethodRemovalGuard } from './modules/payments/service.ts';
+import { paymentWebhookRoutes } from './modules/payments/webhook-routes.ts';
 import type { Catalogue } from './modules/stations/catalogue.ts';
 import { stationsRoutes } from './modules/stations/routes.ts';
 import { usersRoutes } from './modules/users/routes.ts';
@@ -22,6 +27,13 @@ export interface AppDeps {
   clock: Clock;
   authenticate: Authenticate;
   catalogue: Catalogue;
+  /** The payment processor (the Stripe adapter, talking to Stripe or to the built-in sandbox); without it no payment routes. */
+  payments?: {
+    processor: PaymentProcessor;
+    removalGuards?: PaymentMethodRemovalGuard[];
+    /** Routes the processor itself serves on our port (the sandbox's browser stand-in under /sandbox/). */
+    processorRoutes?: (app: FastifyInstance) => Promise<void>;
+  };
   serverFactory?: HttpAppOptions['serverFactory'];
   logger?: HttpAppOptions['logger'];
   loggerInstance?: HttpAppOptions['loggerInstance'];
@@ -56,6 +68,16 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
 
   const idempotency = createIdempotency({ db, clock });
   const users = createUsersService({ clock, locales: config.locales });
+  const payments = deps.payments
+    ? createPaymentsService({
+        db,
+        clock,
+        processor: deps.payments.processor,
+        requireUser: users.requireUser,
+        ...(deps.payments.removalGuards ? { removalGuards: deps.payments.removalGuards } : {}),
+        log: app.log,
+      })
+    : undefined;
 
   app.get('/healthz', { schema: { summary: 'Liveness', tags: ['Health'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
     status: 'ok' as const,
@@ -110,9 +132,13 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
       requireBearerToken(api as HttpApp, deps.authenticate);
       await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
       await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
+      if (payments) await api.register(paymentsRoutes({ payments, idempotency, publicBaseUrl: config.publicBaseUrl }));
     },
     { prefix: API_PREFIX },
   );
+
+  if (payments) await app.register(paymentWebhookRoutes({ payments }));
+  if (deps.payments?.processorRoutes) await app.register(deps.payments.processorRoutes);
 
   return app;
 }

@@ -3,10 +3,14 @@
 // clean shutdown on SIGINT/SIGTERM.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pino } from 'pino';
 import { buildApp } from './app.ts';
 import { createClientsService } from './modules/clients/service.ts';
+import type { PaymentProcessor } from './modules/payments/processor.ts';
+import { purgeHandledWebhookEvents } from './modules/payments/service.ts';
+import { createStripeProcessor, STRIPE_API_VERSION } from './modules/payments/stripe-processor.ts';
 import { createCatalogue } from './modules/stations/catalogue.ts';
 import { createIngestion } from './modules/stations/ingest.ts';
 import { loadGeneratedCatalogue } from './modules/stations/loader.ts';
@@ -20,6 +24,8 @@ import { createIdempotency } from './platform/http/idempotency.ts';
 import { loggerOptions } from './platform/http/server.ts';
 import { createDualProtocolServer, ensureCertificate } from './platform/http/tls.ts';
 import { migrate } from './platform/migrations.ts';
+import { sandboxBrowserRoutes } from './sandbox/stripe/browser.ts';
+import { createStripeSandbox, type StripeSandbox } from './sandbox/stripe/index.ts';
 
 function configOrExit(): Config {
   try {
@@ -56,6 +62,7 @@ export async function main(): Promise<void> {
 
   let app: Awaited<ReturnType<typeof buildApp>>;
   let stopListening: (() => Promise<void>) | undefined;
+  let sandbox: StripeSandbox | undefined;
   try {
     const migrations = await migrate(db);
     if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
@@ -100,12 +107,38 @@ export async function main(): Promise<void> {
     );
     stopListening = listener.stop;
 
+    // Payments: Stripe when its keys are configured, else the built-in Stripe sandbox; the same adapter either way.
+    let processor: PaymentProcessor;
+    const stripe = config.stripe;
+    if (stripe.secretKey && stripe.publishableKey && stripe.webhookSecret) {
+      processor = createStripeProcessor({
+        secretKey: stripe.secretKey,
+        publishableKey: stripe.publishableKey,
+        webhookSecret: stripe.webhookSecret,
+        apiBase: stripe.apiBase,
+      });
+    } else {
+      const sandboxLog = log.child({ component: 'stripe-sandbox' });
+      sandbox = await createStripeSandbox({
+        db,
+        clock,
+        apiVersion: STRIPE_API_VERSION,
+        browserBaseUrl: config.publicBaseUrl,
+        log: (level, message, fields) => sandboxLog[level](fields ?? {}, message),
+      });
+      const apiBase = await sandbox.listen({ port: stripe.sandboxPort });
+      processor = createStripeProcessor({ ...sandbox.keys, apiBase, sandbox: true });
+      log.info({ url: apiBase }, 'payments: no STRIPE_SECRET_KEY, so the built-in Stripe sandbox is the processor');
+      if (config.mode === 'production') log.warn('NODE_ENV=production without STRIPE_SECRET_KEY: payments go to the built-in sandbox and move no money');
+    }
+
     app = await buildApp({
       config,
       db,
       clock,
       authenticate: clients.authenticate,
       catalogue,
+      payments: { processor, ...(sandbox ? { processorRoutes: sandboxBrowserRoutes(sandbox) } : {}) },
       loggerInstance: log,
       serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler) : createHttpServer(handler)),
     });
@@ -114,6 +147,21 @@ export async function main(): Promise<void> {
       port: config.port,
       listenTextResolver: (address) => `listening on ${tls ? address.replace(/^http:/, 'https:') : address}`,
     });
+    if (sandbox) {
+      // The sandbox delivers its webhooks to this very listener, over loopback, pinned to our own certificate.
+      const { port } = app.server.address() as AddressInfo;
+      const loopback = ['0.0.0.0', '::', '127.0.0.1', 'localhost'].includes(config.host)
+        ? '127.0.0.1'
+        : config.host.includes(':')
+          ? `[${config.host}]`
+          : config.host;
+      sandbox.addWebhookEndpoint({
+        url: `${tls ? 'https' : 'http'}://${loopback}:${port}/webhooks/stripe`,
+        ...(tls ? { pinnedCertificatePem: tls.cert } : {}),
+        ...(config.trustProxy ? { headers: { 'x-forwarded-proto': 'https' } } : {}),
+      });
+      sandbox.startBackgroundWork();
+    }
 
     const scheme = config.trustProxy ? 'http' : 'https';
     const shownHost = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -122,11 +170,14 @@ export async function main(): Promise<void> {
     if (config.demoClient && (await readDemoToken(demoTokenFile))) {
       const cacert = tls && config.tls.generated ? `--cacert ${shown(config.tls.certFile)} ` : '';
       process.stdout.write(
-        `\nCharging Access is ready at ${address} (API reference: ${address}/docs)\nTry it:\n  curl ${cacert}-H "Authorization: Bearer $(cat ${shown(demoTokenFile)})" ${address}/api/v1/users/\n\n`,
+        `\nCharging Access is ready at ${address} (API reference: ${address}/docs)\nTry it:\n  curl ${cacert}-H "Authorization: Bearer $(cat ${shown(demoTokenFile)})" ${address}/api/v1/users/\n` +
+          (sandbox ? `Payments run on the built-in Stripe sandbox: confirm setup intents and 3-D Secure at ${address}/sandbox/ (README: Payments)\n` : '') +
+          '\n',
       );
     }
   } catch (error) {
     log.fatal({ err: error }, 'start-up failed');
+    await sandbox?.close().catch(() => {});
     await cleanup();
     process.exit(1);
   }
@@ -134,6 +185,8 @@ export async function main(): Promise<void> {
   const idempotency = createIdempotency({ db, clock });
   const housekeeping = setInterval(() => {
     idempotency.purgeExpired().catch((error: Error) => log.warn({ err: error }, 'purging expired idempotency keys failed'));
+    purgeHandledWebhookEvents(db, clock).catch((error: Error) => log.warn({ err: error }, 'purging handled webhook events failed'));
+    sandbox?.purgeExpired().catch((error: Error) => log.warn({ err: error }, 'purging the Stripe sandbox’s expired records failed'));
   }, 60 * 60_000);
   housekeeping.unref();
 
@@ -151,6 +204,7 @@ export async function main(): Promise<void> {
     await app.close().catch((error: Error) => log.error({ err: error }, 'closing the HTTP server failed'));
     clearTimeout(force);
     await stopListening?.();
+    await sandbox?.close().catch((error: Error) => log.error({ err: error }, 'stopping the Stripe sandbox failed'));
     await cleanup();
     log.info('stopped');
     process.exit(0);

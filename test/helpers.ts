@@ -6,14 +6,20 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { createClientsService } from '../src/modules/clients/service.ts';
+import type { PaymentProcessor } from '../src/modules/payments/processor.ts';
+import { createPaymentsService, type PaymentMethodRemovalGuard, type PaymentsService } from '../src/modules/payments/service.ts';
+import { createStripeProcessor, STRIPE_API_VERSION } from '../src/modules/payments/stripe-processor.ts';
 import { type Catalogue, createCatalogue } from '../src/modules/stations/catalogue.ts';
 import { createIngestion, type Ingestion } from '../src/modules/stations/ingest.ts';
+import { createUsersService } from '../src/modules/users/service.ts';
 import type { SigningKeys } from '../src/platform/auth/keys.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { type Config, loadConfig } from '../src/platform/config.ts';
 import { createDatabase, type Database } from '../src/platform/db.ts';
 import { ERROR_CODES, type ErrorCode } from '../src/platform/errors.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
+import { sandboxBrowserRoutes } from '../src/sandbox/stripe/browser.ts';
+import { createStripeSandbox, type StripeSandbox } from '../src/sandbox/stripe/index.ts';
 
 export const BASE_URL = 'https://api.charging-access.test';
 
@@ -78,6 +84,14 @@ export interface TestContext {
   clients: ReturnType<typeof createClientsService>;
   catalogue: Catalogue;
   ingestion: Ingestion;
+  /** The built-in Stripe sandbox (on its own loopback port) the app's payment processor talks to. */
+  sandbox: StripeSandbox;
+  /** The Stripe adapter pointed at the sandbox, as the app uses it. */
+  processor: PaymentProcessor;
+  /** The payments module over the same database and processor (holds have no HTTP route of their own). */
+  payments: PaymentsService;
+  /** With `payments.webhooks`: the app's plain-HTTP loopback address, where the sandbox delivers webhooks. */
+  address: string | undefined;
   /** Creates an API client with a token. */
   newClient(name?: string): Promise<{ clientId: string; token: string; jti: string }>;
   call(method: string, url: string, options?: CallOptions): Promise<TestResponse>;
@@ -85,7 +99,17 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
-export async function setupTestApp(options: { env?: Record<string, string>; authCacheTtlMs?: number } = {}): Promise<TestContext> {
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  authCacheTtlMs?: number;
+  payments?: {
+    /** Listen on a loopback port and have the sandbox deliver its webhooks there (in the background). */
+    webhooks?: boolean;
+    removalGuards?: PaymentMethodRemovalGuard[];
+  };
+}
+
+export async function setupTestApp(options: TestAppOptions = {}): Promise<TestContext> {
   const { db, drop } = await createTestDatabase();
   const config = testConfig(options.env);
   const clock = manualClock(new Date());
@@ -93,7 +117,38 @@ export async function setupTestApp(options: { env?: Record<string, string>; auth
   const clients = createClientsService({ db, clock, jwt: config.jwt, keys, cacheTtlMs: options.authCacheTtlMs ?? config.authCacheTtlMs });
   const catalogue = createCatalogue({ db, clock });
   const ingestion = createIngestion({ db, clock });
-  const app = await buildApp({ config, db, clock, authenticate: clients.authenticate, catalogue, logger: false });
+  const sandbox = await createStripeSandbox({ db, clock, apiVersion: STRIPE_API_VERSION, browserBaseUrl: config.publicBaseUrl });
+  await sandbox.listen({ port: 0 });
+  const processor = createStripeProcessor({
+    secretKey: sandbox.keys.secretKey,
+    publishableKey: sandbox.keys.publishableKey,
+    webhookSecret: sandbox.keys.webhookSecret,
+    apiBase: sandbox.url,
+    sandbox: true,
+  });
+  const removalGuards = options.payments?.removalGuards ?? [];
+  const app = await buildApp({
+    config,
+    db,
+    clock,
+    authenticate: clients.authenticate,
+    catalogue,
+    payments: { processor, removalGuards, processorRoutes: sandboxBrowserRoutes(sandbox) },
+    logger: false,
+  });
+  const payments = createPaymentsService({
+    db,
+    clock,
+    processor,
+    requireUser: createUsersService({ clock, locales: config.locales }).requireUser,
+    removalGuards,
+  });
+  let address: string | undefined;
+  if (options.payments?.webhooks) {
+    address = await app.listen({ host: '127.0.0.1', port: 0 });
+    sandbox.addWebhookEndpoint({ url: `${address}/webhooks/stripe` });
+    sandbox.startBackgroundWork(100);
+  }
   let counter = 0;
   return {
     app,
@@ -104,8 +159,13 @@ export async function setupTestApp(options: { env?: Record<string, string>; auth
     clients,
     catalogue,
     ingestion,
+    sandbox,
+    processor,
+    payments,
+    address,
     async close() {
       await app.close();
+      await sandbox.close();
       await drop();
     },
     async newClient(name = `client-${++counter}`) {

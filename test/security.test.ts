@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type JWTPayload, SignJWT, UnsecuredJWT } from 'jose';
 import { assertProblem, setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
+import { CARDS, connectCard } from './payments-support.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -63,6 +64,34 @@ export const PROTECTED_ROUTES: ProtectedRoute[] = [
     body: { account_type: 'personal', first_name: 'Eve', last_name: 'Intruder', country: 'DE' },
     okStatus: 200,
   },
+  { method: 'GET', path: (id) => `${USERS}/${id}/setup-intents/`, takesId: true, okStatus: 200, stored: paymentRows },
+  {
+    method: 'GET',
+    path: (id) => `${USERS}/${id}/payment-methods/`,
+    takesId: true,
+    okStatus: 200,
+    setup: userWithCard,
+    ownerView: userAndPaymentMethodsView,
+    stored: paymentRows,
+  },
+  {
+    method: 'DELETE',
+    path: (id) => `${USERS}/${id}/payment-methods/${methodOfUser.get(id) ?? 'pm_unknown'}/`,
+    takesId: true,
+    okStatus: 204,
+    setup: userWithCard,
+    ownerView: userAndPaymentMethodsView,
+    stored: paymentRows,
+  },
+  {
+    method: 'POST',
+    path: (id) => `${USERS}/${id}/payment-methods/${methodOfUser.get(id) ?? 'pm_unknown'}/default/`,
+    takesId: true,
+    okStatus: 204,
+    setup: userWithCard,
+    ownerView: userAndPaymentMethodsView,
+    stored: paymentRows,
+  },
 ];
 
 // ---------------------------------------------------------------------------
@@ -94,6 +123,31 @@ async function usersAndBillingRows(t: TestContext, clientId: string): Promise<un
   const users = await t.db.query('SELECT * FROM users WHERE client_id = $1 ORDER BY id', [clientId]);
   const billing = await t.db.query('SELECT * FROM billing_details WHERE client_id = $1 ORDER BY user_id', [clientId]);
   return { users: users.rows, billing: billing.rows };
+}
+
+// ---------------------------------------------------------------------------
+// Payment-method routes: the id is the user's; the path adds that user's card
+// (a mangled or unknown user id gets no card, and answers 404 for the user).
+
+const methodOfUser = new Map<string, string>();
+
+async function userWithCard(t: TestContext, owner: Client): Promise<string> {
+  const userId = await createUserWithBilling(t, owner);
+  const pm = await connectCard(t, { clientId: owner.clientId, token: owner.token, userId }, CARDS.visa);
+  methodOfUser.set(userId, pm);
+  return userId;
+}
+
+async function userAndPaymentMethodsView(t: TestContext, owner: Client, id: string): Promise<unknown> {
+  const methods = await t.call('GET', `${USERS}/${id}/payment-methods/`, { token: owner.token });
+  assert.equal(methods.status, 200, `the owner no longer sees its payment methods: ${methods.text}`);
+  return { user: await userAndBillingView(t, owner, id), methods: methods.body };
+}
+
+async function paymentRows(t: TestContext, clientId: string): Promise<unknown> {
+  const customers = await t.db.query('SELECT * FROM payment_customers WHERE client_id = $1 ORDER BY user_id', [clientId]);
+  const methods = await t.db.query('SELECT * FROM payment_methods WHERE client_id = $1 ORDER BY id', [clientId]);
+  return { users: await usersAndBillingRows(t, clientId), customers: customers.rows, methods: methods.rows };
 }
 
 // ---------------------------------------------------------------------------

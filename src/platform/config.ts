@@ -20,6 +20,17 @@ export interface JwtConfig {
   generateKey: boolean;
 }
 
+export interface StripeConfig {
+  /** Undefined: the built-in Stripe sandbox is the payment processor. */
+  secretKey: string | undefined;
+  publishableKey: string | undefined;
+  webhookSecret: string | undefined;
+  /** Where the Stripe adapter sends requests when a secret key is set. */
+  apiBase: string;
+  /** Loopback port of the built-in sandbox (0: any free port). */
+  sandboxPort: number;
+}
+
 export interface Config {
   mode: RuntimeMode;
   host: string;
@@ -51,6 +62,7 @@ export interface Config {
     startingFeeEur: string | undefined;
     preAuthorization: { minimum: string; maximum: string; assumedDurationMinutes: number; assumedEnergyKwhCap: number; roundUpTo: string };
   };
+  stripe: StripeConfig;
 }
 
 export class ConfigError extends Error {
@@ -150,6 +162,34 @@ function pricingConfig(env: Env): Config['pricing'] {
   };
 }
 
+/** Stripe keys are secrets: a bad value is described, never echoed. */
+function stripeConfig(env: Env): StripeConfig {
+  const secretKey = read(env, 'STRIPE_SECRET_KEY');
+  const publishableKey = read(env, 'STRIPE_PUBLISHABLE_KEY');
+  const webhookSecret = read(env, 'STRIPE_WEBHOOK_SECRET');
+  const apiBase = (url(env, 'STRIPE_API_BASE', ['https:', 'http:']) ?? 'https://api.stripe.com').replace(/\/+$/, '');
+  const sandboxPort = integer(env, 'STRIPE_SANDBOX_PORT', 0, 0, 65535);
+  if (secretKey === undefined) {
+    if (publishableKey !== undefined || webhookSecret !== undefined) {
+      throw new ConfigError(
+        'STRIPE_SECRET_KEY',
+        'is required when STRIPE_PUBLISHABLE_KEY or STRIPE_WEBHOOK_SECRET is set (leave all three unset for the built-in sandbox)',
+      );
+    }
+    return { secretKey, publishableKey, webhookSecret, apiBase, sandboxPort };
+  }
+  const mode = /^(sk|rk)_(test|live)_[A-Za-z0-9_]{8,}$/.exec(secretKey)?.[2];
+  if (!mode) throw new ConfigError('STRIPE_SECRET_KEY', 'must be a Stripe secret or restricted key (sk_test_..., sk_live_..., rk_...)');
+  if (publishableKey === undefined)
+    throw new ConfigError('STRIPE_PUBLISHABLE_KEY', 'is required with STRIPE_SECRET_KEY (clients need it for the processor’s SDK)');
+  const publishableMode = /^pk_(test|live)_[A-Za-z0-9_]{8,}$/.exec(publishableKey)?.[1];
+  if (!publishableMode) throw new ConfigError('STRIPE_PUBLISHABLE_KEY', 'must be a Stripe publishable key (pk_test_... or pk_live_...)');
+  if (publishableMode !== mode) throw new ConfigError('STRIPE_PUBLISHABLE_KEY', `is a ${publishableMode} key but STRIPE_SECRET_KEY is a ${mode} key`);
+  if (webhookSecret === undefined) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'is required with STRIPE_SECRET_KEY (webhooks are verified with it)');
+  if (!/^whsec_[A-Za-z0-9+/=_]{8,}$/.test(webhookSecret)) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'must be a Stripe webhook signing secret (whsec_...)');
+  return { secretKey, publishableKey, webhookSecret, apiBase, sandboxPort };
+}
+
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const mode = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development');
   const hostName = host(env);
@@ -208,5 +248,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     stationsDefaultLocations: integer(env, 'STATIONS_DEFAULT_LOCATIONS', 20_000, 0, 3_000_000),
     stationsSeed: integer(env, 'STATIONS_SEED', 1, 0, 2 ** 31 - 1),
     pricing: pricingConfig(env),
+    stripe: stripeConfig(env),
   };
 }

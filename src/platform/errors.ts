@@ -41,6 +41,11 @@ export const ERROR_CODES = {
   },
   rate_limited: { status: 429, title: 'Too many requests', description: 'The client exceeded its request rate; see Retry-After.' },
   unexpected_error: { status: 500, title: 'Unexpected error', description: 'Something failed on our side; quote the support id to the operator.' },
+  payment_processor_unavailable: {
+    status: 503,
+    title: 'Payment processor unavailable',
+    description: 'The payment processor could not be reached or did not answer as expected; retry later (see Retry-After).',
+  },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

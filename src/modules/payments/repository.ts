@@ -1,0 +1,304 @@
+// SQL of payments: customers, the payment-method mirror, holds and handled
+// webhook events. Queries for a user's data take the client id (another
+// client's rows are not found) and the processor account.
+import type { Queryable } from '../../platform/db.ts';
+
+/** Whose payment data: one user of one client, at one processor account. */
+export interface Owner {
+  clientId: string;
+  userId: string;
+  account: string;
+}
+
+export interface CustomerRow {
+  client_id: string;
+  user_id: string;
+  account: string;
+  customer_id: string;
+}
+
+export interface PaymentMethodRow {
+  id: string;
+  client_id: string;
+  user_id: string;
+  customer_id: string;
+  type: string;
+  card_brand: string | null;
+  card_last4: string | null;
+  card_exp_month: number | null;
+  card_exp_year: number | null;
+  cardholder_name: string | null;
+  paypal_email: string | null;
+  is_default: boolean;
+  created_at: Date;
+}
+
+const PM_COLUMNS =
+  'id, client_id, user_id, customer_id, type, card_brand, card_last4, card_exp_month, card_exp_year, cardholder_name, paypal_email, is_default, created_at';
+
+// --- customers ------------------------------------------------------------------
+
+export async function findCustomer(db: Queryable, owner: Owner, options: { forUpdate?: boolean } = {}): Promise<CustomerRow | undefined> {
+  const { rows } = await db.query<CustomerRow>(
+    `SELECT client_id, user_id, account, customer_id FROM payment_customers
+      WHERE client_id = $1 AND user_id = $2 AND account = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [owner.clientId, owner.userId, owner.account],
+  );
+  return rows[0];
+}
+
+/** The owner of a processor customer (webhooks arrive without a client). */
+export async function findCustomerOwner(
+  db: Queryable,
+  account: string,
+  customerId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<CustomerRow | undefined> {
+  const { rows } = await db.query<CustomerRow>(
+    `SELECT client_id, user_id, account, customer_id FROM payment_customers WHERE account = $1 AND customer_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [account, customerId],
+  );
+  return rows[0];
+}
+
+export async function insertCustomer(db: Queryable, owner: Owner, customerId: string, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO payment_customers (client_id, user_id, account, customer_id, created_at) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (user_id, account) DO NOTHING`,
+    [owner.clientId, owner.userId, owner.account, customerId, at],
+  );
+}
+
+// --- payment methods ------------------------------------------------------------
+
+/** Newest first. */
+export async function listPaymentMethods(
+  db: Queryable,
+  owner: Owner,
+  page: { limit: number; offset: number },
+): Promise<{ count: number; rows: PaymentMethodRow[] }> {
+  const params = [owner.clientId, owner.userId, owner.account];
+  const where = 'client_id = $1 AND user_id = $2 AND account = $3';
+  const { rows } = await db.query<PaymentMethodRow & { total: number }>(
+    `SELECT ${PM_COLUMNS}, count(*) OVER () AS total FROM payment_methods WHERE ${where}
+      ORDER BY created_at DESC, seq DESC LIMIT $4 OFFSET $5`,
+    [...params, page.limit, page.offset],
+  );
+  if (rows.length > 0) return { count: rows[0]?.total ?? 0, rows };
+  if (page.offset === 0) return { count: 0, rows: [] };
+  const { rows: counted } = await db.query<{ total: number }>(`SELECT count(*) AS total FROM payment_methods WHERE ${where}`, params);
+  return { count: counted[0]?.total ?? 0, rows: [] };
+}
+
+export async function allPaymentMethods(db: Queryable, owner: Owner): Promise<PaymentMethodRow[]> {
+  const { rows } = await db.query<PaymentMethodRow>(
+    `SELECT ${PM_COLUMNS} FROM payment_methods WHERE client_id = $1 AND user_id = $2 AND account = $3 ORDER BY created_at DESC, seq DESC`,
+    [owner.clientId, owner.userId, owner.account],
+  );
+  return rows;
+}
+
+export async function findPaymentMethod(db: Queryable, owner: Owner, id: string): Promise<PaymentMethodRow | undefined> {
+  const { rows } = await db.query<PaymentMethodRow>(
+    `SELECT ${PM_COLUMNS} FROM payment_methods WHERE client_id = $1 AND user_id = $2 AND account = $3 AND id = $4`,
+    [owner.clientId, owner.userId, owner.account, id],
+  );
+  return rows[0];
+}
+
+/** Whoever's it is (webhooks). */
+export async function findPaymentMethodById(db: Queryable, account: string, id: string): Promise<PaymentMethodRow | undefined> {
+  const { rows } = await db.query<PaymentMethodRow>(`SELECT ${PM_COLUMNS} FROM payment_methods WHERE account = $1 AND id = $2`, [account, id]);
+  return rows[0];
+}
+
+export interface PaymentMethodDetails {
+  id: string;
+  customerId: string;
+  type: string;
+  cardBrand: string | null;
+  cardLast4: string | null;
+  cardExpMonth: number | null;
+  cardExpYear: number | null;
+  cardholderName: string | null;
+  paypalEmail: string | null;
+  createdAt: Date;
+}
+
+/** Inserts or refreshes a mirrored method; a refresh that changes nothing writes nothing. */
+export async function upsertPaymentMethod(db: Queryable, owner: Owner, pm: PaymentMethodDetails, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO payment_methods (id, account, client_id, user_id, customer_id, type, card_brand, card_last4, card_exp_month, card_exp_year,
+                                  cardholder_name, paypal_email, created_at, mirrored_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+     ON CONFLICT (account, id) DO UPDATE SET
+       type = EXCLUDED.type, card_brand = EXCLUDED.card_brand, card_last4 = EXCLUDED.card_last4,
+       card_exp_month = EXCLUDED.card_exp_month, card_exp_year = EXCLUDED.card_exp_year,
+       cardholder_name = EXCLUDED.cardholder_name, paypal_email = EXCLUDED.paypal_email, mirrored_at = EXCLUDED.mirrored_at
+     WHERE payment_methods.client_id = EXCLUDED.client_id AND payment_methods.user_id = EXCLUDED.user_id
+       AND (payment_methods.type, payment_methods.card_brand, payment_methods.card_last4, payment_methods.card_exp_month,
+            payment_methods.card_exp_year, payment_methods.cardholder_name, payment_methods.paypal_email)
+           IS DISTINCT FROM (EXCLUDED.type, EXCLUDED.card_brand, EXCLUDED.card_last4, EXCLUDED.card_exp_month,
+            EXCLUDED.card_exp_year, EXCLUDED.cardholder_name, EXCLUDED.paypal_email)`,
+    [
+      pm.id,
+      owner.account,
+      owner.clientId,
+      owner.userId,
+      pm.customerId,
+      pm.type,
+      pm.cardBrand,
+      pm.cardLast4,
+      pm.cardExpMonth,
+      pm.cardExpYear,
+      pm.cardholderName,
+      pm.paypalEmail,
+      pm.createdAt,
+      at,
+    ],
+  );
+}
+
+export async function deletePaymentMethod(db: Queryable, owner: Owner, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM payment_methods WHERE client_id = $1 AND user_id = $2 AND account = $3 AND id = $4', [
+    owner.clientId,
+    owner.userId,
+    owner.account,
+    id,
+  ]);
+  return rowCount === 1;
+}
+
+/** Makes `id` the owner's only default (two statements: the one-default index is checked row by row). */
+export async function setDefaultPaymentMethod(db: Queryable, owner: Owner, id: string): Promise<void> {
+  const params = [owner.clientId, owner.userId, owner.account, id];
+  await db.query('UPDATE payment_methods SET is_default = false WHERE client_id = $1 AND user_id = $2 AND account = $3 AND is_default AND id <> $4', params);
+  await db.query('UPDATE payment_methods SET is_default = true WHERE client_id = $1 AND user_id = $2 AND account = $3 AND id = $4 AND NOT is_default', params);
+}
+
+// --- holds ------------------------------------------------------------------------
+
+export type HoldStatus = 'pending' | 'authorized' | 'requires_action' | 'processing' | 'declined' | 'captured' | 'released' | 'expired';
+
+/** A hold in these states still uses its payment method. */
+export const ACTIVE_HOLD_STATUSES: readonly HoldStatus[] = ['pending', 'authorized', 'requires_action', 'processing'];
+
+export interface HoldRow {
+  id: string;
+  account: string;
+  client_id: string;
+  user_id: string;
+  payment_method_id: string;
+  reference: string;
+  idempotency_key: string;
+  payment_intent_id: string | null;
+  amount: number;
+  currency: string;
+  amount_capturable: number;
+  amount_captured: number;
+  status: HoldStatus;
+  client_secret: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  capture_before: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const HOLD_COLUMNS = `id, account, client_id, user_id, payment_method_id, reference, idempotency_key, payment_intent_id, amount, currency,
+  amount_capturable, amount_captured, status, client_secret, failure_code, failure_message, capture_before, created_at, updated_at`;
+
+export async function insertHold(
+  db: Queryable,
+  hold: Pick<
+    HoldRow,
+    'id' | 'account' | 'client_id' | 'user_id' | 'payment_method_id' | 'reference' | 'idempotency_key' | 'amount' | 'currency' | 'created_at'
+  >,
+): Promise<HoldRow> {
+  const { rows } = await db.query<HoldRow>(
+    `INSERT INTO payment_holds (id, account, client_id, user_id, payment_method_id, reference, idempotency_key, amount, currency, status, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $10) RETURNING ${HOLD_COLUMNS}`,
+    [
+      hold.id,
+      hold.account,
+      hold.client_id,
+      hold.user_id,
+      hold.payment_method_id,
+      hold.reference,
+      hold.idempotency_key,
+      hold.amount,
+      hold.currency,
+      hold.created_at,
+    ],
+  );
+  return rows[0] as HoldRow;
+}
+
+export async function findHoldByReference(db: Queryable, clientId: string, account: string, reference: string, options: { forUpdate?: boolean } = {}) {
+  const { rows } = await db.query<HoldRow>(
+    `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE client_id = $1 AND account = $2 AND reference = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [clientId, account, reference],
+  );
+  return rows[0];
+}
+
+export async function findHoldByIntent(db: Queryable, account: string, paymentIntentId: string, options: { forUpdate?: boolean } = {}) {
+  const { rows } = await db.query<HoldRow>(
+    `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND payment_intent_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [account, paymentIntentId],
+  );
+  return rows[0];
+}
+
+export async function findHoldById(db: Queryable, id: string, options: { forUpdate?: boolean } = {}) {
+  const { rows } = await db.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+  return rows[0];
+}
+
+export type HoldChanges = Partial<
+  Pick<
+    HoldRow,
+    'payment_intent_id' | 'amount_capturable' | 'amount_captured' | 'status' | 'client_secret' | 'failure_code' | 'failure_message' | 'capture_before'
+  >
+>;
+
+export async function updateHold(db: Queryable, id: string, changes: HoldChanges, at: Date): Promise<HoldRow> {
+  const sets: string[] = [];
+  const params: unknown[] = [id, at];
+  for (const [column, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    params.push(value);
+    sets.push(`${column} = $${params.length}`);
+  }
+  const { rows } = await db.query<HoldRow>(
+    `UPDATE payment_holds SET ${[...sets, 'updated_at = $2'].join(', ')} WHERE id = $1 RETURNING ${HOLD_COLUMNS}`,
+    params,
+  );
+  return rows[0] as HoldRow;
+}
+
+export async function countActiveHolds(db: Queryable, owner: Owner, paymentMethodId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*) AS n FROM payment_holds
+      WHERE client_id = $1 AND user_id = $2 AND account = $3 AND payment_method_id = $4 AND status = ANY($5)`,
+    [owner.clientId, owner.userId, owner.account, paymentMethodId, ACTIVE_HOLD_STATUSES],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+// --- webhook events -----------------------------------------------------------------
+
+/** Records an event as handled; false when it already was (a redelivery). */
+export async function recordWebhookEvent(db: Queryable, account: string, eventId: string, type: string, at: Date): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO payment_webhook_events (account, event_id, type, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT (account, event_id) DO NOTHING`,
+    [account, eventId, type, at],
+  );
+  return rowCount === 1;
+}
+
+/** Forgets handled events older than `before` (the processor stops redelivering after three days). */
+export async function purgeWebhookEvents(db: Queryable, before: Date): Promise<number> {
+  const { rowCount } = await db.query('DELETE FROM payment_webhook_events WHERE received_at < $1', [before]);
+  return rowCount ?? 0;
+}
