@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { buildApp } from './app.ts';
 import { createClientsService } from './modules/clients/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
-import { purgeHandledWebhookEvents } from './modules/payments/service.ts';
+import { purgeHandledWebhookEvents, sweepPendingHolds } from './modules/payments/service.ts';
 import { createStripeProcessor, STRIPE_API_VERSION } from './modules/payments/stripe-processor.ts';
 import { createCatalogue } from './modules/stations/catalogue.ts';
 import { createIngestion } from './modules/stations/ingest.ts';
@@ -17,7 +17,7 @@ import { loadGeneratedCatalogue } from './modules/stations/loader.ts';
 import { CATALOGUE_CHANNEL, countLocations } from './modules/stations/repository.ts';
 import { loadSigningKeys } from './platform/auth/keys.ts';
 import { systemClock } from './platform/clock.ts';
-import { type Config, ConfigError, loadConfig } from './platform/config.ts';
+import { type Config, ConfigError, loadConfig, requirePaymentProcessor } from './platform/config.ts';
 import { createDatabase, listen } from './platform/db.ts';
 import { startEmbeddedPostgres } from './platform/embedded-postgres.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
@@ -29,7 +29,9 @@ import { createStripeSandbox, type StripeSandbox } from './sandbox/stripe/index.
 
 function configOrExit(): Config {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    requirePaymentProcessor(config);
+    return config;
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`Configuration error: ${error.message}\n`);
@@ -63,6 +65,7 @@ export async function main(): Promise<void> {
   let app: Awaited<ReturnType<typeof buildApp>>;
   let stopListening: (() => Promise<void>) | undefined;
   let sandbox: StripeSandbox | undefined;
+  let processor: PaymentProcessor | undefined;
   try {
     const migrations = await migrate(db);
     if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
@@ -107,10 +110,10 @@ export async function main(): Promise<void> {
     );
     stopListening = listener.stop;
 
-    // Payments: Stripe when its keys are configured, else the built-in Stripe sandbox; the same adapter either way.
-    let processor: PaymentProcessor;
+    // Payments: Stripe when its keys are configured, else the built-in Stripe sandbox (in production only with
+    // PAYMENTS_SANDBOX=true: requirePaymentProcessor refused to start otherwise); the same adapter either way.
     const stripe = config.stripe;
-    if (stripe.secretKey && stripe.publishableKey && stripe.webhookSecret) {
+    if (!stripe.sandbox && stripe.secretKey && stripe.publishableKey && stripe.webhookSecret) {
       processor = createStripeProcessor({
         secretKey: stripe.secretKey,
         publishableKey: stripe.publishableKey,
@@ -129,7 +132,7 @@ export async function main(): Promise<void> {
       const apiBase = await sandbox.listen({ port: stripe.sandboxPort });
       processor = createStripeProcessor({ ...sandbox.keys, apiBase, sandbox: true });
       log.info({ url: apiBase }, 'payments: no STRIPE_SECRET_KEY, so the built-in Stripe sandbox is the processor');
-      if (config.mode === 'production') log.warn('NODE_ENV=production without STRIPE_SECRET_KEY: payments go to the built-in sandbox and move no money');
+      if (config.mode === 'production') log.warn('NODE_ENV=production with PAYMENTS_SANDBOX=true: payments go to the built-in sandbox and move no money');
     }
 
     app = await buildApp({
@@ -187,6 +190,14 @@ export async function main(): Promise<void> {
     idempotency.purgeExpired().catch((error: Error) => log.warn({ err: error }, 'purging expired idempotency keys failed'));
     purgeHandledWebhookEvents(db, clock).catch((error: Error) => log.warn({ err: error }, 'purging handled webhook events failed'));
     sandbox?.purgeExpired().catch((error: Error) => log.warn({ err: error }, 'purging the Stripe sandbox’s expired records failed'));
+    if (processor) {
+      // Holds a crash left pending are resumed (same idempotency key) or looked up at the processor.
+      sweepPendingHolds({ db, clock, processor, log })
+        .then((swept) => {
+          if (swept.examined > 0) log.info(swept, 'pending payment holds swept');
+        })
+        .catch((error: Error) => log.warn({ err: error }, 'sweeping pending payment holds failed'));
+    }
   }, 60 * 60_000);
   housekeeping.unref();
 

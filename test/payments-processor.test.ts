@@ -165,6 +165,37 @@ function suite(name: string, makeDriver: () => Promise<Driver>, options: { skip?
       );
     });
 
+    test('findPaymentIntent: the customer’s intent carrying that metadata, with it; none for another value, customer or an earlier time', async () => {
+      const cus = await customer();
+      const pm = await attached(cus, 'pm_card_visa');
+      const since = new Date(d.now().getTime() - 3_600_000);
+      const holdId = randomUUID();
+      const mine = expectStatus(
+        await d.processor.placeHold({
+          customerId: cus,
+          paymentMethodId: pm,
+          paymentMethodType: 'card',
+          amount: 2_000,
+          currency: 'EUR',
+          idempotencyKey: `test:${randomUUID()}:hold`,
+          metadata: { hold_id: holdId, reference: 'test' },
+        }),
+        'authorized',
+      );
+      await hold(cus, pm, 1_000);
+      const find = (overrides: Partial<Parameters<PaymentProcessor['findPaymentIntent']>[0]>) =>
+        d.processor.findPaymentIntent({ customerId: cus, metadataKey: 'hold_id', metadataValue: holdId, createdSince: since, ...overrides });
+      const found = await find({});
+      assert.equal(found?.id, mine.paymentIntentId);
+      assert.deepEqual(found?.metadata, { hold_id: holdId, reference: 'test' });
+      assert.deepEqual(found?.outcome, mine, 'as retrievePaymentIntent tells it');
+      assert.equal(found?.amount, 2_000);
+      assert.deepEqual((await d.processor.retrievePaymentIntent(mine.paymentIntentId))?.metadata, { hold_id: holdId, reference: 'test' });
+      assert.equal(await find({ metadataValue: randomUUID() }), undefined);
+      assert.equal(await find({ customerId: await customer() }), undefined);
+      assert.equal(await find({ createdSince: new Date(d.now().getTime() + 3_600_000) }), undefined, 'made before createdSince');
+    });
+
     test('release: released, released again (idempotent), and then nothing can be captured', async () => {
       const cus = await customer();
       const authorized = expectStatus(await hold(cus, await attached(cus, 'pm_card_visa')), 'authorized');

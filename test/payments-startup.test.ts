@@ -1,7 +1,8 @@
 // `npm start` with no Stripe key, as a client developer meets it: the real
 // process wires the Stripe adapter to the built-in sandbox, the sandbox
 // delivers its webhooks to the service over HTTPS (pinned to the service's own
-// certificate), and a restart keeps the sandbox's objects and our mirror.
+// certificate), and a restart keeps the sandbox's objects and our mirror. In
+// production, no key is a configuration error unless PAYMENTS_SANDBOX=true.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -200,6 +201,45 @@ describe('npm start without Stripe keys: the built-in sandbox', { timeout: 180_0
       }
     } finally {
       await stopQuietly(first);
+    }
+  });
+});
+
+describe('npm start in production without Stripe keys', () => {
+  test('refuses to start (exit 2) with a configuration error naming the variables, before touching anything', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'charging-access-payments-prod-'));
+    try {
+      const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
+        cwd: root,
+        env: {
+          ...process.env,
+          DATA_DIR: dataDir,
+          PORT: String(await freePort()),
+          HOST: '127.0.0.1',
+          DATABASE_URL: '',
+          NODE_ENV: 'production',
+          STRIPE_SECRET_KEY: '',
+          STRIPE_PUBLISHABLE_KEY: '',
+          STRIPE_WEBHOOK_SECRET: '',
+          PAYMENTS_SANDBOX: '',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      child.stdout?.resume();
+      // Should it start after all, it is stopped (SIGTERM: it stops its database) and the test fails.
+      const running = setTimeout(() => child.kill('SIGTERM'), 30_000);
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      clearTimeout(running);
+      assert.equal(code, 2, stderr);
+      assert.match(stderr, /^Configuration error: STRIPE_SECRET_KEY: is required in production/m);
+      assert.match(stderr, /PAYMENTS_SANDBOX=true/);
+      assert.match(stderr, /STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -7,13 +7,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { pino } from 'pino';
 import { buildApp } from '../src/app.ts';
 import { type PaymentProcessor, PaymentProcessorError } from '../src/modules/payments/processor.ts';
 import { createPaymentsService, purgeHandledWebhookEvents } from '../src/modules/payments/service.ts';
 import { createStripeProcessor } from '../src/modules/payments/stripe-processor.ts';
 import { createUsersService } from '../src/modules/users/service.ts';
-import { ConfigError, loadConfig } from '../src/platform/config.ts';
+import { ConfigError, loadConfig, requirePaymentProcessor } from '../src/platform/config.ts';
 import { AppError } from '../src/platform/errors.ts';
+import { loggedUrl, loggerOptions } from '../src/platform/http/server.ts';
+import { sandboxBrowserRoutes } from '../src/sandbox/stripe/browser.ts';
 import { signatureHeader } from '../src/sandbox/stripe/webhooks.ts';
 import { assertProblem, BASE_URL, setupTestApp, type TestContext } from './helpers.ts';
 import {
@@ -150,6 +153,102 @@ describe('GET /users/<id>/setup-intents/', { concurrency: true }, () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+/** A logger like the service's (loggerOptions), writing its JSON lines into `lines`. */
+function capturingLogger(lines: string[]) {
+  return pino(loggerOptions('info'), {
+    write: (line: string) => {
+      lines.push(line);
+    },
+  });
+}
+
+describe('a processor that refuses us', () => {
+  test('a revoked or wrong key is 500 unexpected_error (no Retry-After), logged as an error without the key', async () => {
+    const secretKey = `sk_test_${randomUUID().replaceAll('-', '')}`;
+    const processor = createStripeProcessor({
+      secretKey,
+      publishableKey: quiet.sandbox.keys.publishableKey,
+      webhookSecret: quiet.sandbox.keys.webhookSecret,
+      apiBase: quiet.sandbox.url,
+      sandbox: true,
+    });
+    const lines: string[] = [];
+    const app = await buildApp({
+      config: quiet.config,
+      db: quiet.db,
+      clock: quiet.clock,
+      authenticate: quiet.clients.authenticate,
+      catalogue: quiet.catalogue,
+      payments: { processor },
+      loggerInstance: capturingLogger(lines),
+    });
+    try {
+      const owner = await newOwner(quiet);
+      const res = await app.inject({ method: 'GET', url: `${USERS}/${owner.userId}/setup-intents/`, headers: { authorization: `Bearer ${owner.token}` } });
+      const body = JSON.parse(res.body);
+      assertProblem({ status: res.statusCode, headers: res.headers, body, text: res.body }, 500, 'unexpected_error');
+      assert.equal(res.headers['retry-after'], undefined);
+      assert.ok(!res.body.includes('sk_test') && !res.body.includes('Stripe'), res.body);
+      const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; processor_error?: string });
+      const refusal = logged.find((l) => l.level === 50 && /refused a request/.test(l.msg));
+      assert.ok(refusal, lines.join(''));
+      assert.match(String(refusal.processor_error), /refused the API key/);
+      for (const line of lines) {
+        assert.ok(!line.includes(secretKey) && !line.includes(secretKey.slice(8, 24)), line);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('request logs', () => {
+  test('client secrets in query strings never reach the log: /sandbox/ queries are dropped, client_secret values replaced', async () => {
+    const lines: string[] = [];
+    const app = await buildApp({
+      config: quiet.config,
+      db: quiet.db,
+      clock: quiet.clock,
+      authenticate: quiet.clients.authenticate,
+      catalogue: quiet.catalogue,
+      payments: { processor: quiet.processor, processorRoutes: sandboxBrowserRoutes(quiet.sandbox) },
+      loggerInstance: capturingLogger(lines),
+    });
+    try {
+      const owner = await newOwner(quiet);
+      const intent = await setupIntent(quiet, owner);
+      const secret = intent.client_secret;
+      const urls = [
+        `/sandbox/?setup_intent=${intent.id}&client_secret=${encodeURIComponent(secret)}`,
+        `/sandbox/setup_intents/${intent.id}?client_secret=${encodeURIComponent(secret)}`,
+        `${USERS}/?page=1&payment_intent_client_secret=${encodeURIComponent(secret)}&client_secret=${encodeURIComponent(secret)}`,
+      ];
+      for (const url of urls) await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${owner.token}` } });
+      const logged = lines.join('');
+      assert.ok(!logged.includes(secret) && !logged.includes(secret.split('_secret_')[1] as string), logged);
+      const seen = lines.map((l) => JSON.parse(l) as { msg: string; req?: { url: string } }).filter((l) => l.msg === 'incoming request');
+      assert.deepEqual(
+        seen.map((l) => l.req?.url),
+        [
+          '/sandbox/?[redacted]',
+          `/sandbox/setup_intents/${intent.id}?[redacted]`,
+          `${USERS}/?page=1&payment_intent_client_secret=[redacted]&client_secret=[redacted]`,
+        ],
+      );
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('loggedUrl leaves other URLs as they are', () => {
+    assert.equal(loggedUrl('/api/v1/users/?page=2&page_size=10'), '/api/v1/users/?page=2&page_size=10');
+    assert.equal(loggedUrl('/sandbox/'), '/sandbox/');
+    assert.equal(loggedUrl('/sandboxes?x=1'), '/sandboxes?x=1');
+    assert.equal(loggedUrl('/sandbox?client_secret=abc'), '/sandbox?[redacted]');
+    assert.equal(loggedUrl('/x?CLIENT_SECRET=abc&y=1'), '/x?CLIENT_SECRET=[redacted]&y=1');
   });
 });
 
@@ -798,11 +897,33 @@ describe('POST /webhooks/stripe', { concurrency: true }, () => {
 
 describe('housekeeping', () => {
   test('handled webhook event ids are forgotten after 30 days, not before', async () => {
-    const { rows: before } = await quiet.db.query<{ n: number }>('SELECT count(*)::int AS n FROM payment_webhook_events');
-    assert.ok((before[0]?.n ?? 0) > 0, 'the webhook tests recorded events');
-    const at = (days: number) => ({ now: () => new Date(quiet.clock.now().getTime() + days * DAY_MS) });
-    assert.equal(await purgeHandledWebhookEvents(quiet.db, at(29)), 0);
-    assert.equal(await purgeHandledWebhookEvents(quiet.db, at(31)), before[0]?.n);
+    // Its own database: the count is exact whatever the other tests recorded.
+    const ctx = await setupTestApp();
+    try {
+      const customer = (await sandboxApi(ctx, 'POST', '/v1/customers')).body.id as string;
+      const pm = (await sandboxApi(ctx, 'POST', '/v1/payment_methods/pm_card_visa/attach', [['customer', customer]])).body.id as string;
+      const events = await sandboxApi(ctx, 'GET', '/v1/events', [['limit', '100']]);
+      const delivered = (events.body.data as { id: string; data: { object: { id: string } } }[]).filter((e) => [customer, pm].includes(e.data.object.id));
+      assert.ok(delivered.length >= 2);
+      for (const event of delivered) {
+        const body = JSON.stringify(event);
+        const res = await ctx.call('POST', '/webhooks/stripe', {
+          body,
+          headers: {
+            'content-type': 'application/json',
+            'stripe-signature': signatureHeader(body, ctx.sandbox.keys.webhookSecret, Math.floor(ctx.clock.now().getTime() / 1000)),
+          },
+        });
+        assert.deepEqual(res.body, { received: true, duplicate: false });
+      }
+      const at = (days: number) => ({ now: () => new Date(ctx.clock.now().getTime() + days * DAY_MS) });
+      assert.equal(await purgeHandledWebhookEvents(ctx.db, at(29)), 0);
+      assert.equal(await purgeHandledWebhookEvents(ctx.db, at(31)), delivered.length);
+      const { rows } = await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM payment_webhook_events');
+      assert.equal(rows[0]?.n, 0);
+    } finally {
+      await ctx.close();
+    }
   });
 });
 
@@ -851,18 +972,63 @@ describe('Stripe configuration', () => {
   const pk = 'pk_test_51AbCdEfGhIjKlMnOp';
   const whsec = 'whsec_AbCdEfGhIjKlMnOp';
 
-  test('no keys: the sandbox on any free loopback port', () => {
-    const config = loadConfig({}, '/srv/app').stripe;
-    assert.deepEqual(config, { secretKey: undefined, publishableKey: undefined, webhookSecret: undefined, apiBase: 'https://api.stripe.com', sandboxPort: 0 });
+  test('no keys: the sandbox on any free loopback port (development and test)', () => {
+    const config = loadConfig({}, '/srv/app');
+    assert.deepEqual(config.stripe, {
+      sandbox: true,
+      sandboxOptIn: undefined,
+      secretKey: undefined,
+      publishableKey: undefined,
+      webhookSecret: undefined,
+      apiBase: 'https://api.stripe.com',
+      sandboxPort: 0,
+    });
+    assert.doesNotThrow(() => requirePaymentProcessor(config));
+    assert.doesNotThrow(() => requirePaymentProcessor(loadConfig({ NODE_ENV: 'test' }, '/srv/app')));
     assert.equal(loadConfig({ STRIPE_SANDBOX_PORT: '12111' }, '/srv/app').stripe.sandboxPort, 12111);
   });
 
-  test('a full set of keys is taken as given', () => {
-    const config = loadConfig(
-      { STRIPE_SECRET_KEY: sk, STRIPE_PUBLISHABLE_KEY: pk, STRIPE_WEBHOOK_SECRET: whsec, STRIPE_API_BASE: 'http://localhost:12111/' },
-      '/srv/app',
-    ).stripe;
-    assert.deepEqual(config, { secretKey: sk, publishableKey: pk, webhookSecret: whsec, apiBase: 'http://localhost:12111', sandboxPort: 0 });
+  test('production without a key: the service refuses, naming the variables, unless PAYMENTS_SANDBOX=true opts in to the sandbox', () => {
+    const production = loadConfig({ NODE_ENV: 'production' }, '/srv/app');
+    assert.equal(production.stripe.sandbox, true, 'the CLI, which takes no payments, still loads this configuration');
+    assert.throws(
+      () => requirePaymentProcessor(production),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.equal(error.variable, 'STRIPE_SECRET_KEY');
+        for (const name of ['STRIPE_SECRET_KEY', 'STRIPE_PUBLISHABLE_KEY', 'STRIPE_WEBHOOK_SECRET', 'PAYMENTS_SANDBOX=true']) {
+          assert.ok(error.message.includes(name), error.message);
+        }
+        return true;
+      },
+    );
+    for (const env of [{ NODE_ENV: 'production', PAYMENTS_SANDBOX: 'false' }, { PAYMENTS_SANDBOX: 'false' }]) {
+      assert.throws(() => requirePaymentProcessor(loadConfig(env, '/srv/app')), /STRIPE_SECRET_KEY: is required with PAYMENTS_SANDBOX=false/);
+    }
+    for (const optIn of ['true', 'yes', '1']) {
+      assert.doesNotThrow(() => requirePaymentProcessor(loadConfig({ NODE_ENV: 'production', PAYMENTS_SANDBOX: optIn }, '/srv/app')));
+    }
+    const keys = { STRIPE_SECRET_KEY: sk, STRIPE_PUBLISHABLE_KEY: pk, STRIPE_WEBHOOK_SECRET: whsec };
+    const withKeys = loadConfig({ NODE_ENV: 'production', ...keys }, '/srv/app');
+    assert.equal(withKeys.stripe.sandbox, false);
+    assert.doesNotThrow(() => requirePaymentProcessor(withKeys));
+  });
+
+  test('a full set of keys is taken as given; the API base may be plain http on a loopback host only', () => {
+    const keys = { STRIPE_SECRET_KEY: sk, STRIPE_PUBLISHABLE_KEY: pk, STRIPE_WEBHOOK_SECRET: whsec };
+    const config = loadConfig({ ...keys, STRIPE_API_BASE: 'http://localhost:12111/' }, '/srv/app').stripe;
+    assert.deepEqual(config, {
+      sandbox: false,
+      sandboxOptIn: undefined,
+      secretKey: sk,
+      publishableKey: pk,
+      webhookSecret: whsec,
+      apiBase: 'http://localhost:12111',
+      sandboxPort: 0,
+    });
+    for (const base of ['http://127.0.0.1:12111', 'http://127.8.9.10', 'http://[::1]:12111', 'https://stripe.internal.example.com', 'https://10.0.0.5:8443']) {
+      assert.equal(loadConfig({ ...keys, STRIPE_API_BASE: base }, '/srv/app').stripe.apiBase, base);
+    }
   });
 
   const invalid: [string, Record<string, string>, string][] = [
@@ -883,6 +1049,19 @@ describe('Stripe configuration', () => {
       { STRIPE_SECRET_KEY: sk, STRIPE_PUBLISHABLE_KEY: pk, STRIPE_WEBHOOK_SECRET: whsec, STRIPE_API_BASE: 'api.stripe.com' },
       'STRIPE_API_BASE',
     ],
+    ...['http://api.stripe.com', 'http://stripe-mock.internal:12111', 'http://10.0.0.5', 'http://localhost.example.com', 'http://127.0.0.1.nip.io'].map(
+      (base): [string, Record<string, string>, string] => [
+        `plain http to a host that is not loopback (${base})`,
+        { STRIPE_SECRET_KEY: sk, STRIPE_PUBLISHABLE_KEY: pk, STRIPE_WEBHOOK_SECRET: whsec, STRIPE_API_BASE: base },
+        'STRIPE_API_BASE',
+      ],
+    ),
+    [
+      'the sandbox opted in beside a key',
+      { STRIPE_SECRET_KEY: sk, STRIPE_PUBLISHABLE_KEY: pk, STRIPE_WEBHOOK_SECRET: whsec, PAYMENTS_SANDBOX: 'true' },
+      'PAYMENTS_SANDBOX',
+    ],
+    ['PAYMENTS_SANDBOX=maybe', { PAYMENTS_SANDBOX: 'maybe' }, 'PAYMENTS_SANDBOX'],
   ];
   for (const [name, env, variable] of invalid) {
     test(`${name}: a ConfigError naming ${variable}, never echoing a key`, () => {

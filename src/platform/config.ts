@@ -21,6 +21,10 @@ export interface JwtConfig {
 }
 
 export interface StripeConfig {
+  /** True: no key is set, so the built-in Stripe sandbox is the payment processor (see requirePaymentProcessor). */
+  sandbox: boolean;
+  /** PAYMENTS_SANDBOX: true to take payments on the sandbox (required in production), false to refuse it; undefined when unset. */
+  sandboxOptIn: boolean | undefined;
   /** Undefined: the built-in Stripe sandbox is the payment processor. */
   secretKey: string | undefined;
   publishableKey: string | undefined;
@@ -162,13 +166,26 @@ function pricingConfig(env: Env): Config['pricing'] {
   };
 }
 
+const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/** Stripe's API over plain HTTP only on this machine (a local stand-in such as stripe-mock); anything else must be https. */
+function stripeApiBase(env: Env): string {
+  const value = url(env, 'STRIPE_API_BASE', ['https:', 'http:']) ?? 'https://api.stripe.com';
+  const parsed = new URL(value);
+  if (parsed.protocol === 'http:' && !LOOPBACK_HOSTS.test(parsed.hostname)) {
+    throw new ConfigError('STRIPE_API_BASE', 'may use http only for a loopback host (localhost, 127.0.0.1, [::1]); use an https URL');
+  }
+  return value.replace(/\/+$/, '');
+}
+
 /** Stripe keys are secrets: a bad value is described, never echoed. */
 function stripeConfig(env: Env): StripeConfig {
   const secretKey = read(env, 'STRIPE_SECRET_KEY');
   const publishableKey = read(env, 'STRIPE_PUBLISHABLE_KEY');
   const webhookSecret = read(env, 'STRIPE_WEBHOOK_SECRET');
-  const apiBase = (url(env, 'STRIPE_API_BASE', ['https:', 'http:']) ?? 'https://api.stripe.com').replace(/\/+$/, '');
+  const apiBase = stripeApiBase(env);
   const sandboxPort = integer(env, 'STRIPE_SANDBOX_PORT', 0, 0, 65535);
+  const sandboxOptIn = read(env, 'PAYMENTS_SANDBOX') === undefined ? undefined : boolean(env, 'PAYMENTS_SANDBOX', false);
   if (secretKey === undefined) {
     if (publishableKey !== undefined || webhookSecret !== undefined) {
       throw new ConfigError(
@@ -176,8 +193,9 @@ function stripeConfig(env: Env): StripeConfig {
         'is required when STRIPE_PUBLISHABLE_KEY or STRIPE_WEBHOOK_SECRET is set (leave all three unset for the built-in sandbox)',
       );
     }
-    return { secretKey, publishableKey, webhookSecret, apiBase, sandboxPort };
+    return { sandbox: true, sandboxOptIn, secretKey, publishableKey, webhookSecret, apiBase, sandboxPort };
   }
+  if (sandboxOptIn === true) throw new ConfigError('PAYMENTS_SANDBOX', 'cannot be true while STRIPE_SECRET_KEY is set: unset one of them');
   const mode = /^(sk|rk)_(test|live)_[A-Za-z0-9_]{8,}$/.exec(secretKey)?.[2];
   if (!mode) throw new ConfigError('STRIPE_SECRET_KEY', 'must be a Stripe secret or restricted key (sk_test_..., sk_live_..., rk_...)');
   if (publishableKey === undefined)
@@ -187,7 +205,25 @@ function stripeConfig(env: Env): StripeConfig {
   if (publishableMode !== mode) throw new ConfigError('STRIPE_PUBLISHABLE_KEY', `is a ${publishableMode} key but STRIPE_SECRET_KEY is a ${mode} key`);
   if (webhookSecret === undefined) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'is required with STRIPE_SECRET_KEY (webhooks are verified with it)');
   if (!/^whsec_[A-Za-z0-9+/=_]{8,}$/.test(webhookSecret)) throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'must be a Stripe webhook signing secret (whsec_...)');
-  return { secretKey, publishableKey, webhookSecret, apiBase, sandboxPort };
+  return { sandbox: false, sandboxOptIn, secretKey, publishableKey, webhookSecret, apiBase, sandboxPort };
+}
+
+/**
+ * What the service (not the CLI, which moves no money) requires of its
+ * payment processor: without a Stripe key the built-in sandbox takes
+ * payments and moves no money, which is the default in development and test
+ * but in production only with the explicit PAYMENTS_SANDBOX=true.
+ */
+export function requirePaymentProcessor(config: Pick<Config, 'mode' | 'stripe'>): void {
+  const { stripe } = config;
+  if (!stripe.sandbox || stripe.sandboxOptIn === true) return;
+  if (stripe.sandboxOptIn === false || config.mode === 'production') {
+    throw new ConfigError(
+      'STRIPE_SECRET_KEY',
+      `is required${stripe.sandboxOptIn === false ? ' with PAYMENTS_SANDBOX=false' : ' in production'} (with STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET); ` +
+        'to take payments on the built-in Stripe sandbox instead, which moves no money, set PAYMENTS_SANDBOX=true',
+    );
+  }
 }
 
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {

@@ -60,6 +60,9 @@ export interface ProcessorPaymentIntent {
   customerId: string | null;
   clientSecret: string;
   captureMethod: 'manual' | 'automatic';
+  /** Ours, as sent when it was made (e.g. hold_id). */
+  metadata: Record<string, string>;
+  created: Date;
 }
 
 export interface ChargeRequest {
@@ -127,6 +130,13 @@ export interface PaymentProcessor {
   /** Charges off-session at once (automatic capture), e.g. what a session cost beyond its hold. */
   chargeOffSession(request: ChargeRequest): Promise<PaymentOutcome>;
   retrievePaymentIntent(id: string): Promise<ProcessorPaymentIntent | undefined>;
+  /**
+   * The customer's payment intent whose metadata has `key` = `value`, made at
+   * or after `createdSince` (newest first; undefined when there is none): how
+   * a hold whose answer was lost is found once its idempotency key may have
+   * expired at the processor.
+   */
+  findPaymentIntent(input: { customerId: string; metadataKey: string; metadataValue: string; createdSince: Date }): Promise<ProcessorPaymentIntent | undefined>;
 
   /** Verifies a webhook's signature on the raw body (tolerance 5 min against `receivedAt`); throws WebhookSignatureError. */
   verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, receivedAt: Date): ProcessorEvent;

@@ -178,10 +178,13 @@ export async function setDefaultPaymentMethod(db: Queryable, owner: Owner, id: s
 
 // --- holds ------------------------------------------------------------------------
 
-export type HoldStatus = 'pending' | 'authorized' | 'requires_action' | 'processing' | 'declined' | 'captured' | 'released' | 'expired';
+export type HoldStatus = 'pending' | 'authorized' | 'requires_action' | 'processing' | 'declined' | 'captured' | 'released' | 'expired' | 'failed';
 
-/** A hold in these states still uses its payment method. */
+/** A hold in these states still uses its payment method, and may still change. */
 export const ACTIVE_HOLD_STATUSES: readonly HoldStatus[] = ['pending', 'authorized', 'requires_action', 'processing'];
+
+/** Final: a hold in one of these states never changes again (updateHold refuses). `failed`: never placed at the processor. */
+export const FINAL_HOLD_STATUSES: readonly HoldStatus[] = ['declined', 'captured', 'released', 'expired', 'failed'];
 
 export interface HoldRow {
   id: string;
@@ -208,16 +211,18 @@ export interface HoldRow {
 const HOLD_COLUMNS = `id, account, client_id, user_id, payment_method_id, reference, idempotency_key, payment_intent_id, amount, currency,
   amount_capturable, amount_captured, status, client_secret, failure_code, failure_message, capture_before, created_at, updated_at`;
 
+/** Records a new pending hold; undefined when its reference (or idempotency key) is already taken, e.g. by a concurrent first call. */
 export async function insertHold(
   db: Queryable,
   hold: Pick<
     HoldRow,
     'id' | 'account' | 'client_id' | 'user_id' | 'payment_method_id' | 'reference' | 'idempotency_key' | 'amount' | 'currency' | 'created_at'
   >,
-): Promise<HoldRow> {
+): Promise<HoldRow | undefined> {
   const { rows } = await db.query<HoldRow>(
     `INSERT INTO payment_holds (id, account, client_id, user_id, payment_method_id, reference, idempotency_key, amount, currency, status, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $10) RETURNING ${HOLD_COLUMNS}`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $10)
+     ON CONFLICT DO NOTHING RETURNING ${HOLD_COLUMNS}`,
     [
       hold.id,
       hold.account,
@@ -231,13 +236,14 @@ export async function insertHold(
       hold.created_at,
     ],
   );
-  return rows[0] as HoldRow;
+  return rows[0];
 }
 
-export async function findHoldByReference(db: Queryable, clientId: string, account: string, reference: string, options: { forUpdate?: boolean } = {}) {
+/** The hold for a reference (references are unique per account, whichever client's). */
+export async function findHoldByReference(db: Queryable, account: string, reference: string, options: { forUpdate?: boolean } = {}) {
   const { rows } = await db.query<HoldRow>(
-    `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE client_id = $1 AND account = $2 AND reference = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [clientId, account, reference],
+    `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND reference = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [account, reference],
   );
   return rows[0];
 }
@@ -250,9 +256,28 @@ export async function findHoldByIntent(db: Queryable, account: string, paymentIn
   return rows[0];
 }
 
-export async function findHoldById(db: Queryable, id: string, options: { forUpdate?: boolean } = {}) {
-  const { rows } = await db.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+/** Locks a hold (inside a transaction) and answers it as it now stands. */
+export async function lockHold(tx: Queryable, id: string): Promise<HoldRow | undefined> {
+  const { rows } = await tx.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE id = $1 FOR UPDATE`, [id]);
   return rows[0];
+}
+
+/** Locks a hold whose payment intent id is not recorded yet (a webhook or a sweep found the intent by our metadata). */
+export async function lockUnrecordedHold(tx: Queryable, account: string, id: string): Promise<HoldRow | undefined> {
+  const { rows } = await tx.query<HoldRow>(
+    `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND id = $2 AND payment_intent_id IS NULL FOR UPDATE`,
+    [account, id],
+  );
+  return rows[0];
+}
+
+/** Holds still pending (the processor's answer never recorded) that were made before `before`, oldest first. */
+export async function pendingHolds(db: Queryable, account: string, before: Date, limit: number): Promise<HoldRow[]> {
+  const { rows } = await db.query<HoldRow>(
+    `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND status = 'pending' AND created_at < $2 ORDER BY created_at LIMIT $3`,
+    [account, before, limit],
+  );
+  return rows;
 }
 
 export type HoldChanges = Partial<
@@ -262,19 +287,31 @@ export type HoldChanges = Partial<
   >
 >;
 
-export async function updateHold(db: Queryable, id: string, changes: HoldChanges, at: Date): Promise<HoldRow> {
+/**
+ * Applies `changes` if the hold is in one of the `from` states (by default
+ * any that is not final: a final state is never left); undefined when it is
+ * not, and nothing is written.
+ */
+export async function updateHold(
+  db: Queryable,
+  id: string,
+  changes: HoldChanges,
+  at: Date,
+  from: readonly HoldStatus[] = ACTIVE_HOLD_STATUSES,
+): Promise<HoldRow | undefined> {
   const sets: string[] = [];
-  const params: unknown[] = [id, at];
+  const params: unknown[] = [id, at, from, FINAL_HOLD_STATUSES];
   for (const [column, value] of Object.entries(changes)) {
     if (value === undefined) continue;
     params.push(value);
     sets.push(`${column} = $${params.length}`);
   }
   const { rows } = await db.query<HoldRow>(
-    `UPDATE payment_holds SET ${[...sets, 'updated_at = $2'].join(', ')} WHERE id = $1 RETURNING ${HOLD_COLUMNS}`,
+    `UPDATE payment_holds SET ${[...sets, 'updated_at = $2'].join(', ')}
+      WHERE id = $1 AND status = ANY($3) AND NOT status = ANY($4) RETURNING ${HOLD_COLUMNS}`,
     params,
   );
-  return rows[0] as HoldRow;
+  return rows[0];
 }
 
 export async function countActiveHolds(db: Queryable, owner: Owner, paymentMethodId: string): Promise<number> {

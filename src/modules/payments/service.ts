@@ -5,11 +5,18 @@
 //
 // Per user, changes to the mirror are serialized by locking the user's
 // payment_customers row, so the default rules (the first method becomes the
-// default; deleting the default promotes the newest) hold under concurrency.
+// default; deleting the default promotes the newest) hold under concurrency;
+// a webhook takes that lock before it re-reads a method from the processor.
+//
+// Holds: whatever reads a hold and then writes it (a refresh, a capture, a
+// release, a webhook, the sweep) locks the hold's row first, in the same
+// transaction as the write; the answer to placing a hold is recorded only
+// while the hold is still pending; and the SQL never moves a hold out of a
+// final state (declined, captured, released, expired, failed).
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
+import { AppError, notFound, validationError } from '../../platform/errors.ts';
 import {
   type PaymentMethodType,
   type PaymentOutcome,
@@ -36,7 +43,12 @@ export interface PaymentsServiceDeps {
   /** The users module's check: the live user of this client, or AppError not_found. */
   requireUser: (db: Queryable, clientId: string, userId: string) => Promise<unknown>;
   removalGuards?: PaymentMethodRemovalGuard[];
-  log?: { warn(fields: object, message: string): void };
+  log?: PaymentsLog;
+}
+
+export interface PaymentsLog {
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
 }
 
 /** A hold as the rest of the service sees it. */
@@ -72,6 +84,17 @@ export interface HoldRequest {
 }
 
 const PROCESSOR_ID = /^[a-z]{2,4}_[A-Za-z0-9_]{1,250}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const HOUR_MS = 3_600_000;
+
+function requirePositiveAmount(amount: number): void {
+  if (!Number.isSafeInteger(amount) || amount <= 0) throw validationError('amount', 'must be a positive integer of minor units');
+}
+
+/** What a method of our mirror is charged as (cards from wallets are cards). */
+function chargeTypeOf(methodType: string | undefined): PaymentMethodType {
+  return methodType === 'paypal' ? 'paypal' : 'card';
+}
 
 function holdOf(row: repo.HoldRow): Hold {
   return {
@@ -176,26 +199,211 @@ function unavailable(): AppError {
   });
 }
 
+/**
+ * Runs processor calls: a transport failure (retryable) becomes 503
+ * payment_processor_unavailable with Retry-After; a refusal that retrying
+ * cannot cure (a bad or revoked key, an invalid request) is a 500, logged as
+ * an error with the adapter's own wording only (it never carries a key).
+ */
+function askerOf(log: PaymentsLog | undefined) {
+  return async function ask<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof PaymentProcessorError)) throw error;
+      if (error.retryable) {
+        log?.warn({ err: error }, 'payment processor call failed');
+        throw unavailable();
+      }
+      log?.error(
+        { processor_error: error.message, ...(error.processorCode ? { processor_code: error.processorCode } : {}) },
+        'the payment processor refused a request; retrying will not help (check the Stripe keys and the request)',
+      );
+      throw new AppError('unexpected_error', 'The payment processor refused the request.');
+    }
+  };
+}
+
 const paymentMethodNotFound = () => notFound('Payment method');
+
+export interface HoldSweepOptions {
+  /** Pending holds younger than this may still be on their way (a request in flight): left alone. Default 2 minutes. */
+  graceMs?: number;
+  /** Younger than this, the processor still knows the idempotency key (Stripe: at least 24 h): placed again with it. Default 23 h. */
+  retryWindowMs?: number;
+  /** At most this many holds per sweep (oldest first). Default 100. */
+  limit?: number;
+}
+
+export interface HoldSweepResult {
+  /** Pending holds looked at (a webhook may have resolved one meanwhile: then it counts nowhere else). */
+  examined: number;
+  /** Placed again with their idempotency key: the processor's answer is now recorded. */
+  resumed: number;
+  /** Older ones whose payment intent was found by our metadata and recorded. */
+  found: number;
+  /** Older ones the processor never made: now `failed`. */
+  failed: number;
+  /** Still pending (the processor could not be reached): tried again at the next sweep. */
+  unresolved: number;
+}
+
+interface HoldsDeps {
+  db: Database;
+  clock: Clock;
+  processor: PaymentProcessor;
+  log?: PaymentsLog | undefined;
+}
+
+/** Holds on payment methods: placing, recording, refreshing under the hold's row lock, webhooks and the sweep of pending ones. */
+function createHolds(deps: HoldsDeps) {
+  const { db, clock, processor } = deps;
+  const account = processor.info.account;
+  const ask = askerOf(deps.log);
+  const ownerOfHold = (hold: repo.HoldRow): repo.Owner => ({ clientId: hold.client_id, userId: hold.user_id, account });
+
+  async function lockedHold(tx: Queryable, id: string): Promise<repo.HoldRow> {
+    const hold = await repo.lockHold(tx, id);
+    if (!hold) throw new Error(`hold ${id} vanished`);
+    return hold;
+  }
+
+  /** Runs `work` in one transaction with the hold's row locked; processor failures answer as in ask(). */
+  function withLockedHold<T>(id: string, work: (tx: Queryable, hold: repo.HoldRow) => Promise<T>): Promise<T> {
+    return ask(() => db.transaction(async (tx) => work(tx, await lockedHold(tx, id))));
+  }
+
+  /** Writes `changes` to a hold locked by `tx`; a final hold stays as it is. */
+  async function change(tx: Queryable, hold: repo.HoldRow, changes: repo.HoldChanges): Promise<repo.HoldRow> {
+    return (await repo.updateHold(tx, hold.id, changes, clock.now())) ?? hold;
+  }
+
+  /** Re-reads the payment intent of a hold locked by `tx` and records where it stands (a final hold is not asked about). */
+  async function refreshLocked(tx: Queryable, hold: repo.HoldRow, paymentIntentId = hold.payment_intent_id): Promise<repo.HoldRow> {
+    if (!paymentIntentId || repo.FINAL_HOLD_STATUSES.includes(hold.status)) return hold;
+    const intent = await processor.retrievePaymentIntent(paymentIntentId);
+    if (!intent) return hold;
+    return change(tx, hold, holdChanges(intent.outcome));
+  }
+
+  /**
+   * Records the processor's answer to placing the hold, only while the hold is
+   * still pending: anything recorded meanwhile (a webhook, which re-read the
+   * intent after it was made) is newer and stays.
+   */
+  function recordPlacement(holdId: string, outcome: PaymentOutcome): Promise<repo.HoldRow> {
+    return db.transaction(async (tx) => (await repo.updateHold(tx, holdId, holdChanges(outcome), clock.now(), ['pending'])) ?? lockedHold(tx, holdId));
+  }
+
+  async function customerIdOf(q: Queryable, hold: repo.HoldRow): Promise<string> {
+    const customer = await repo.findCustomer(q, ownerOfHold(hold));
+    if (!customer) throw new Error(`hold ${hold.id} has no payment customer`);
+    return customer.customer_id;
+  }
+
+  /** Asks the processor for the hold (again): the same idempotency key never makes a second payment intent. */
+  async function place(hold: repo.HoldRow, known?: { customerId: string; methodType: PaymentMethodType }, description?: string): Promise<repo.HoldRow> {
+    const customerId = known?.customerId ?? (await customerIdOf(db, hold));
+    const methodType = known?.methodType ?? chargeTypeOf((await repo.findPaymentMethod(db, ownerOfHold(hold), hold.payment_method_id))?.type);
+    const outcome = await ask(() =>
+      processor.placeHold({
+        customerId,
+        paymentMethodId: hold.payment_method_id,
+        paymentMethodType: methodType,
+        amount: hold.amount,
+        currency: hold.currency,
+        idempotencyKey: hold.idempotency_key,
+        metadata: { reference: hold.reference, user_id: hold.user_id, hold_id: hold.id },
+        ...(description ? { description } : {}),
+      }),
+    );
+    return recordPlacement(hold.id, outcome);
+  }
+
+  /**
+   * A payment_intent event: the hold with that intent, or, when the answer to
+   * placing it was never recorded (a crash between the processor's call and
+   * our write), the hold our metadata names; its state and intent id are
+   * recorded.
+   */
+  async function applyIntentEvent(tx: Queryable, paymentIntentId: string): Promise<void> {
+    const hold = await repo.findHoldByIntent(tx, account, paymentIntentId, { forUpdate: true });
+    if (hold) {
+      await refreshLocked(tx, hold);
+      return;
+    }
+    const intent = await processor.retrievePaymentIntent(paymentIntentId);
+    const holdId = intent?.metadata.hold_id;
+    if (!intent || !holdId || !UUID.test(holdId)) return;
+    const unrecorded = await repo.lockUnrecordedHold(tx, account, holdId);
+    // Read again now that the hold is locked: an event handled meanwhile must not be undone by this older read.
+    if (unrecorded) await refreshLocked(tx, unrecorded, intent.id);
+  }
+
+  /**
+   * Resolves holds left pending by a crash (the processor's answer never
+   * recorded): a younger one is placed again with its idempotency key (the
+   * processor answers the intent it made, or makes it now); for an older one
+   * the key may be forgotten, so its intent is looked up by our metadata
+   * instead of risking a second one, and when there is none the hold is
+   * `failed`.
+   */
+  async function sweep(options: HoldSweepOptions = {}): Promise<HoldSweepResult> {
+    const graceMs = options.graceMs ?? 2 * 60_000;
+    const retryWindowMs = options.retryWindowMs ?? 23 * HOUR_MS;
+    const now = clock.now();
+    const result: HoldSweepResult = { examined: 0, resumed: 0, found: 0, failed: 0, unresolved: 0 };
+    for (const pending of await repo.pendingHolds(db, account, new Date(now.getTime() - graceMs), options.limit ?? 100)) {
+      result.examined++;
+      try {
+        if (now.getTime() - pending.created_at.getTime() < retryWindowMs) {
+          const placed = await place(pending);
+          if (placed.status === 'pending') result.unresolved++;
+          else result.resumed++;
+          continue;
+        }
+        const resolved = await withLockedHold(pending.id, async (tx, hold) => {
+          if (hold.status !== 'pending') return 'moved' as const;
+          const intent = await processor.findPaymentIntent({
+            customerId: await customerIdOf(tx, hold),
+            metadataKey: 'hold_id',
+            metadataValue: hold.id,
+            // Our clock and the processor's may differ a little.
+            createdSince: new Date(hold.created_at.getTime() - HOUR_MS),
+          });
+          if (intent) {
+            await repo.updateHold(tx, hold.id, holdChanges(intent.outcome), clock.now(), ['pending']);
+            return 'found' as const;
+          }
+          await repo.updateHold(
+            tx,
+            hold.id,
+            { status: 'failed', failure_code: 'not_placed', failure_message: 'The hold was never placed at the payment processor.' },
+            clock.now(),
+            ['pending'],
+          );
+          return 'failed' as const;
+        });
+        if (resolved === 'found') result.found++;
+        else if (resolved === 'failed') result.failed++;
+      } catch (error) {
+        result.unresolved++;
+        deps.log?.warn({ err: error, hold_id: pending.id }, 'a pending hold could not be resolved; the next sweep tries again');
+      }
+    }
+    return result;
+  }
+
+  return { ask, withLockedHold, change, refreshLocked, place, applyIntentEvent, sweep };
+}
 
 export function createPaymentsService(deps: PaymentsServiceDeps) {
   const { db, clock, processor } = deps;
   const account = processor.info.account;
   const guards = deps.removalGuards ?? [];
   const ownerOf = (clientId: string, userId: string): repo.Owner => ({ clientId, userId, account });
-
-  /** Runs a processor call; a transport failure becomes 503 payment_processor_unavailable. */
-  async function ask<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof PaymentProcessorError) {
-        deps.log?.warn({ err: error }, 'payment processor call failed');
-        throw unavailable();
-      }
-      throw error;
-    }
-  }
+  const holds = createHolds(deps);
+  const { ask } = holds;
 
   async function ensureCustomer(clientId: string, userId: string): Promise<string> {
     const owner = ownerOf(clientId, userId);
@@ -280,69 +488,45 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     }
   }
 
-  // --- holds ------------------------------------------------------------------------
-
-  async function recordOutcome(holdId: string, outcome: PaymentOutcome): Promise<repo.HoldRow> {
-    return repo.updateHold(db, holdId, holdChanges(outcome), clock.now());
-  }
-
-  /** Asks the processor for the hold (again): the same idempotency key never makes a second payment intent. */
-  async function authorize(hold: repo.HoldRow, request: { paymentMethodType: PaymentMethodType; customerId: string; description?: string }) {
-    const outcome = await ask(() =>
-      processor.placeHold({
-        customerId: request.customerId,
-        paymentMethodId: hold.payment_method_id,
-        paymentMethodType: request.paymentMethodType,
-        amount: hold.amount,
-        currency: hold.currency,
-        idempotencyKey: hold.idempotency_key,
-        metadata: { reference: hold.reference, user_id: hold.user_id, hold_id: hold.id },
-        ...(request.description ? { description: request.description } : {}),
-      }),
-    );
-    return recordOutcome(hold.id, outcome);
-  }
-
-  /** Re-reads the hold's payment intent from the processor and records where it stands. */
-  async function refreshHold(tx: Queryable, hold: repo.HoldRow): Promise<repo.HoldRow> {
-    if (!hold.payment_intent_id) return hold;
-    const intent = await processor.retrievePaymentIntent(hold.payment_intent_id);
-    if (!intent) return hold;
-    const changes = holdChanges(intent.outcome);
-    if (intent.outcome.status === 'succeeded') changes.amount_captured = intent.amountReceived;
-    return repo.updateHold(tx, hold.id, changes, clock.now());
-  }
-
+  /** The client's hold for a reference, or not_found (another client's is not found either). */
   async function holdForReference(clientId: string, reference: string): Promise<repo.HoldRow> {
-    const hold = await repo.findHoldByReference(db, clientId, account, reference);
-    if (!hold) throw notFound('Hold');
+    const hold = await repo.findHoldByReference(db, account, reference);
+    if (!hold || hold.client_id !== clientId) throw notFound('Hold');
     return hold;
   }
 
-  async function customerIdFor(hold: repo.HoldRow): Promise<string> {
-    const customer = await repo.findCustomer(db, ownerOf(hold.client_id, hold.user_id));
-    if (!customer) throw new Error(`hold ${hold.id} has no payment customer`);
-    return customer.customer_id;
-  }
+  const notCapturable = (reference: string, hold: repo.HoldRow) =>
+    new AppError('conflict', `The hold for ${reference} cannot be captured: it is ${hold.status}.`);
 
   // --- webhooks -------------------------------------------------------------------------
 
+  /**
+   * Brings one method of the mirror in line with the processor. The owner's
+   * customer row is locked before the processor is read, so a removal running
+   * meanwhile has either finished (and the method reads as detached) or waits
+   * for this transaction; a stale "attached" is never written back over it.
+   */
   async function refreshPaymentMethod(tx: Queryable, paymentMethodId: string): Promise<void> {
+    const local = await repo.findPaymentMethodById(tx, account, paymentMethodId);
+    let customer: repo.CustomerRow | undefined;
+    if (local) {
+      customer = await repo.findCustomer(tx, ownerOf(local.client_id, local.user_id), { forUpdate: true });
+    } else {
+      // Not mirrored yet: the processor names the customer to lock.
+      const first = await processor.retrievePaymentMethod(paymentMethodId);
+      if (!first?.customerId) return;
+      customer = await repo.findCustomerOwner(tx, account, first.customerId, { forUpdate: true });
+    }
+    if (!customer) return; // not one of our customers
+    const scope = ownerOf(customer.client_id, customer.user_id);
     const pm = await processor.retrievePaymentMethod(paymentMethodId);
-    if (pm?.customerId) {
-      const owner = await repo.findCustomerOwner(tx, account, pm.customerId, { forUpdate: true });
-      if (!owner) return; // not one of our customers
-      const scope = ownerOf(owner.client_id, owner.user_id);
-      await repo.upsertPaymentMethod(tx, scope, mirrorDetails(pm, owner.customer_id), clock.now());
-      await ensureDefault(tx, scope, owner.customer_id, 'oldest');
+    if (pm?.customerId === customer.customer_id) {
+      await repo.upsertPaymentMethod(tx, scope, mirrorDetails(pm, customer.customer_id), clock.now());
+      await ensureDefault(tx, scope, customer.customer_id, 'oldest');
       return;
     }
     // Detached (or gone) at the processor: drop it from the mirror, promoting another default.
-    const local = await repo.findPaymentMethodById(tx, account, paymentMethodId);
-    if (!local) return;
-    const scope = ownerOf(local.client_id, local.user_id);
-    await repo.findCustomer(tx, scope, { forUpdate: true });
-    if (await repo.deletePaymentMethod(tx, scope, paymentMethodId)) await ensureDefault(tx, scope, local.customer_id, 'newest');
+    if (await repo.deletePaymentMethod(tx, scope, paymentMethodId)) await ensureDefault(tx, scope, customer.customer_id, 'newest');
   }
 
   async function applyEvent(tx: Queryable, event: ProcessorEvent): Promise<void> {
@@ -357,11 +541,9 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
       case 'payment_method':
         await refreshPaymentMethod(tx, event.object.id);
         return;
-      case 'payment_intent': {
-        const hold = await repo.findHoldByIntent(tx, account, event.object.id, { forUpdate: true });
-        if (hold) await refreshHold(tx, hold);
+      case 'payment_intent':
+        await holds.applyIntentEvent(tx, event.object.id);
         return;
-      }
       default:
         return;
     }
@@ -436,27 +618,29 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
      * Holds `amount` on the user's method (manual capture, off-session). The
      * hold is recorded (pending) before the processor is asked, with the
      * idempotency key `<reference>:hold`; calling again with the same
-     * reference resumes or returns that hold, never a second one.
+     * reference, also concurrently, resumes or returns that hold, never a
+     * second one.
      */
     async placeHold(request: HoldRequest): Promise<Hold> {
-      if (!Number.isSafeInteger(request.amount) || request.amount <= 0)
-        throw new AppError('validation_error', 'amount: must be a positive integer of minor units');
+      requirePositiveAmount(request.amount);
       const currency = request.currency.toLowerCase();
-      const prepared = await db.transaction(async (tx) => {
-        const existing = await repo.findHoldByReference(tx, request.clientId, account, request.reference, { forUpdate: true });
-        if (existing) {
-          if (
-            existing.user_id !== request.userId ||
-            existing.payment_method_id !== request.paymentMethodId ||
-            existing.amount !== request.amount ||
-            existing.currency !== currency
-          ) {
-            throw new AppError('conflict', `A different hold already exists for ${request.reference}.`);
-          }
-          return { hold: existing, method: await repo.findPaymentMethod(tx, ownerOf(request.clientId, request.userId), request.paymentMethodId) };
+      const same = (hold: repo.HoldRow): repo.HoldRow => {
+        if (
+          hold.client_id !== request.clientId ||
+          hold.user_id !== request.userId ||
+          hold.payment_method_id !== request.paymentMethodId ||
+          hold.amount !== request.amount ||
+          hold.currency !== currency
+        ) {
+          throw new AppError('conflict', `A different hold already exists for ${request.reference}.`);
         }
+        return hold;
+      };
+      const prepared = await db.transaction(async (tx) => {
+        const existing = await repo.findHoldByReference(tx, account, request.reference, { forUpdate: true });
+        if (existing) return { hold: same(existing) };
         const { customer, row } = await lockedMethod(tx, request.clientId, request.userId, request.paymentMethodId);
-        const hold = await repo.insertHold(tx, {
+        const inserted = await repo.insertHold(tx, {
           id: randomUUID(),
           account,
           client_id: request.clientId,
@@ -468,12 +652,14 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
           currency,
           created_at: clock.now(),
         });
-        return { hold, method: row, customerId: customer.customer_id };
+        if (inserted) return { hold: inserted, known: { customerId: customer.customer_id, methodType: chargeTypeOf(row.type) } };
+        // A concurrent first call for the same reference inserted it while we waited: that hold is the one.
+        const winner = await repo.findHoldByReference(tx, account, request.reference, { forUpdate: true });
+        if (!winner) throw new Error(`the hold for ${request.reference} vanished`);
+        return { hold: same(winner) };
       });
       if (prepared.hold.status !== 'pending') return holdOf(prepared.hold);
-      const customerId = 'customerId' in prepared && prepared.customerId ? prepared.customerId : await customerIdFor(prepared.hold);
-      const paymentMethodType: PaymentMethodType = prepared.method?.type === 'paypal' ? 'paypal' : 'card';
-      return holdOf(await authorize(prepared.hold, { customerId, paymentMethodType, ...(request.description ? { description: request.description } : {}) }));
+      return holdOf(await holds.place(prepared.hold, prepared.known, request.description));
     },
 
     async getHold(clientId: string, reference: string): Promise<Hold> {
@@ -482,61 +668,63 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
 
     /** Re-reads the hold from the processor (a missed webhook, a customer who has just authenticated). */
     async refreshHold(clientId: string, reference: string): Promise<Hold> {
-      const hold = await holdForReference(clientId, reference);
-      return holdOf(await ask(() => refreshHold(db, hold)));
+      const found = await holdForReference(clientId, reference);
+      return holdOf(await holds.withLockedHold(found.id, (tx, hold) => holds.refreshLocked(tx, hold)));
     },
 
-    /** Captures `amount` (at most what is held; the rest is released). Idempotent: key `<reference>:capture`. */
+    /** Captures `amount` (at most what is held; the rest is released). Idempotent: key `<reference>:capture:<amount>`. */
     async captureHold(clientId: string, reference: string, amount: number): Promise<Hold> {
-      if (!Number.isSafeInteger(amount) || amount <= 0) throw new AppError('validation_error', 'amount: must be a positive integer of minor units');
-      let hold = await holdForReference(clientId, reference);
-      if (hold.status === 'captured') return holdOf(hold);
-      if (hold.status !== 'authorized') hold = await ask(() => refreshHold(db, hold));
-      if (hold.status !== 'authorized' || !hold.payment_intent_id) {
-        throw new AppError('conflict', `The hold for ${reference} cannot be captured: it is ${hold.status}.`);
-      }
-      if (amount > hold.amount_capturable) {
-        throw new AppError('conflict', `Cannot capture ${amount}: only ${hold.amount_capturable} ${hold.currency.toUpperCase()} minor units are held.`);
-      }
-      const paymentIntentId = hold.payment_intent_id;
-      const result = await ask(() => processor.captureHold({ paymentIntentId, amount, idempotencyKey: `${reference}:capture` }));
-      if (result.status === 'captured') {
-        return holdOf(await repo.updateHold(db, hold.id, { status: 'captured', amount_captured: result.amountCaptured, amount_capturable: 0 }, clock.now()));
-      }
-      const current = await ask(() => refreshHold(db, hold));
-      throw new AppError('conflict', `The hold for ${reference} cannot be captured: it is ${current.status}.`);
+      requirePositiveAmount(amount);
+      const found = await holdForReference(clientId, reference);
+      // A refusal is answered after the commit, so that what the refresh learnt is kept.
+      const { hold, refusal } = await holds.withLockedHold(found.id, async (tx, locked): Promise<{ hold: repo.HoldRow; refusal?: AppError }> => {
+        const current = locked.status === 'authorized' || locked.status === 'captured' ? locked : await holds.refreshLocked(tx, locked);
+        if (current.status === 'captured') return { hold: current };
+        if (current.status !== 'authorized' || !current.payment_intent_id) return { hold: current, refusal: notCapturable(reference, current) };
+        if (amount > current.amount_capturable) {
+          const held = `${current.amount_capturable} ${current.currency.toUpperCase()}`;
+          return { hold: current, refusal: new AppError('conflict', `Cannot capture ${amount}: only ${held} minor units are held.`) };
+        }
+        const paymentIntentId = current.payment_intent_id;
+        const result = await processor.captureHold({ paymentIntentId, amount, idempotencyKey: `${reference}:capture:${amount}` });
+        if (result.status === 'captured') {
+          return { hold: await holds.change(tx, current, { status: 'captured', amount_captured: result.amountCaptured, amount_capturable: 0 }) };
+        }
+        const after = await holds.refreshLocked(tx, current);
+        return { hold: after, refusal: notCapturable(reference, after) };
+      });
+      if (refusal) throw refusal;
+      return holdOf(hold);
     },
 
     /** Releases the hold (cancels the payment intent). Idempotent: key `<reference>:release`. */
     async releaseHold(clientId: string, reference: string): Promise<Hold> {
-      let hold = await holdForReference(clientId, reference);
-      if (hold.status === 'pending') {
-        // The processor may have made the payment intent before we recorded it: resume first, then release.
-        const customerId = await customerIdFor(hold);
-        const method = await repo.findPaymentMethod(db, ownerOf(hold.client_id, hold.user_id), hold.payment_method_id);
-        hold = await authorize(hold, { customerId, paymentMethodType: method?.type === 'paypal' ? 'paypal' : 'card' });
-      }
-      if (!hold.payment_intent_id || ['released', 'expired', 'captured'].includes(hold.status)) return holdOf(hold);
-      const paymentIntentId = hold.payment_intent_id;
-      const result = await ask(() => processor.releaseHold({ paymentIntentId, idempotencyKey: `${reference}:release` }));
-      if (result.status === 'released') {
-        return holdOf(
-          await repo.updateHold(db, hold.id, { status: result.reason === 'automatic' ? 'expired' : 'released', amount_capturable: 0 }, clock.now()),
-        );
-      }
-      return holdOf(await ask(() => refreshHold(db, hold)));
+      let found = await holdForReference(clientId, reference);
+      // The processor may have made the payment intent before we recorded it: resume first (same key), then release.
+      if (found.status === 'pending') found = await holds.place(found);
+      return holdOf(
+        await holds.withLockedHold(found.id, async (tx, hold) => {
+          if (!hold.payment_intent_id || ['released', 'expired', 'captured', 'failed'].includes(hold.status)) return hold;
+          // A declined hold's intent is canceled too (so that it cannot be completed later); the hold stays declined.
+          const paymentIntentId = hold.payment_intent_id;
+          const result = await processor.releaseHold({ paymentIntentId, idempotencyKey: `${reference}:release` });
+          if (result.status === 'released') {
+            return holds.change(tx, hold, { status: result.reason === 'automatic' ? 'expired' : 'released', amount_capturable: 0 });
+          }
+          return holds.refreshLocked(tx, hold);
+        }),
+      );
     },
 
     /** Charges the user's method off-session at once (e.g. a session's cost beyond its hold); the outcome is a value. */
     async chargeOffSession(request: HoldRequest & { idempotencyKey: string }): Promise<PaymentOutcome> {
-      if (!Number.isSafeInteger(request.amount) || request.amount <= 0)
-        throw new AppError('validation_error', 'amount: must be a positive integer of minor units');
+      requirePositiveAmount(request.amount);
       const { customer, row } = await db.transaction((tx) => lockedMethod(tx, request.clientId, request.userId, request.paymentMethodId));
       return ask(() =>
         processor.chargeOffSession({
           customerId: customer.customer_id,
           paymentMethodId: row.id,
-          paymentMethodType: row.type === 'paypal' ? 'paypal' : 'card',
+          paymentMethodType: chargeTypeOf(row.type),
           amount: request.amount,
           currency: request.currency,
           idempotencyKey: request.idempotencyKey,
@@ -568,6 +756,16 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
 }
 
 export type PaymentsService = ReturnType<typeof createPaymentsService>;
+
+/**
+ * Resolves holds a crash left pending (run periodically, e.g. hourly): placed
+ * again with their idempotency key while the processor still knows it (23 h),
+ * later looked up by their metadata, and `failed` when the processor never
+ * made them.
+ */
+export function sweepPendingHolds(deps: HoldsDeps, options?: HoldSweepOptions): Promise<HoldSweepResult> {
+  return createHolds(deps).sweep(options);
+}
 
 /** Forgets handled webhook event ids after 30 days (Stripe stops redelivering after 3); run periodically. */
 export function purgeHandledWebhookEvents(db: Queryable, clock: Clock): Promise<number> {

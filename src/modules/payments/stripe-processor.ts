@@ -111,6 +111,22 @@ export function outcomeOf(intent: Stripe.PaymentIntent): PaymentOutcome {
   }
 }
 
+function paymentIntentOf(intent: Stripe.PaymentIntent): ProcessorPaymentIntent {
+  return {
+    id: intent.id,
+    outcome: outcomeOf(intent),
+    amount: intent.amount,
+    amountCapturable: intent.amount_capturable,
+    amountReceived: intent.amount_received,
+    currency: intent.currency,
+    customerId: typeof intent.customer === 'string' ? intent.customer : (intent.customer?.id ?? null),
+    clientSecret: intent.client_secret ?? '',
+    captureMethod: intent.capture_method === 'manual' ? 'manual' : 'automatic',
+    metadata: { ...(intent.metadata ?? {}) },
+    created: new Date(intent.created * 1000),
+  };
+}
+
 function paymentMethodOf(pm: Stripe.PaymentMethod): ProcessorPaymentMethod {
   const customer = typeof pm.customer === 'string' ? pm.customer : (pm.customer?.id ?? null);
   const wallet = pm.card?.wallet?.type;
@@ -348,18 +364,22 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
 
     async retrievePaymentIntent(id): Promise<ProcessorPaymentIntent | undefined> {
       const intent = await retrieveIntent(id);
-      if (!intent) return undefined;
-      return {
-        id: intent.id,
-        outcome: outcomeOf(intent),
-        amount: intent.amount,
-        amountCapturable: intent.amount_capturable,
-        amountReceived: intent.amount_received,
-        currency: intent.currency,
-        customerId: typeof intent.customer === 'string' ? intent.customer : (intent.customer?.id ?? null),
-        clientSecret: intent.client_secret ?? '',
-        captureMethod: intent.capture_method === 'manual' ? 'manual' : 'automatic',
-      };
+      return intent ? paymentIntentOf(intent) : undefined;
+    },
+
+    async findPaymentIntent(input): Promise<ProcessorPaymentIntent | undefined> {
+      // Listed by customer, newest first (search is not available everywhere and lags behind): stop at createdSince.
+      const since = Math.floor(input.createdSince.getTime() / 1000);
+      const found = await call('listing payment intents', async () => {
+        for await (const intent of stripe.paymentIntents.list({ customer: input.customerId, limit: 100 })) {
+          if (intent.created < since) return undefined;
+          if (intent.metadata?.[input.metadataKey] === input.metadataValue) return intent.id;
+        }
+        return undefined;
+      });
+      // Read again with its latest charge (capture_before), as retrievePaymentIntent answers it.
+      const intent = found ? await retrieveIntent(found) : undefined;
+      return intent ? paymentIntentOf(intent) : undefined;
     },
 
     verifyWebhook(rawBody, signatureHeader, receivedAt): ProcessorEvent {

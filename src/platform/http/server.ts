@@ -107,9 +107,46 @@ export function sendProblem(reply: FastifyReply, error: AppError | undefined, ba
   return reply.code(body.status).type('application/problem+json; charset=utf-8').send(body);
 }
 
-/** Log options of every logger of the service: secrets in headers never reach a log line. */
+/**
+ * A request URL as logged: client secrets travel in query strings (the
+ * sandbox's hosted page and intent reads take `client_secret=`), so the query
+ * of /sandbox/ URLs is dropped and any `client_secret` value elsewhere is
+ * replaced.
+ */
+export function loggedUrl(url: string): string {
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  const pathname = url.slice(0, query);
+  if (pathname === '/sandbox' || pathname.startsWith('/sandbox/')) return `${pathname}?[redacted]`;
+  return `${pathname}${url.slice(query).replace(/([?&][^=&]*client_secret=)[^&]*/gi, '$1[redacted]')}`;
+}
+
+/** Fastify's request serializer, with the URL as loggedUrl shows it. */
+function requestSerializer(request: {
+  method: string;
+  url: string;
+  headers?: Record<string, string | string[] | undefined>;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}) {
+  return {
+    method: request.method,
+    url: loggedUrl(request.url),
+    version: [request.headers?.['accept-version']].flat()[0],
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
+/** Log options of every logger of the service: secrets in headers and in query strings never reach a log line. */
 export function loggerOptions(level: string) {
-  return { level, redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' } };
+  return {
+    level,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
+    serializers: { req: requestSerializer },
+  };
 }
 
 export interface HttpAppOptions {

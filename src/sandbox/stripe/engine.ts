@@ -2,7 +2,6 @@
 // methods, payment intents (confirm, capture, cancel, expiry of uncaptured
 // authorizations) and events. Every operation runs inside the caller's
 // transaction; events are recorded with it and delivered after commit.
-import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../platform/clock.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { type CardBehaviour, TEST_PAYMENT_METHODS, testCard } from './cards.ts';
@@ -21,6 +20,7 @@ import {
   type PaymentMethodObject,
   randomToken,
   type SetupIntentObject,
+  sameSecret,
 } from './objects.ts';
 import { LIST_PARAMS, listOptions, Params } from './params.ts';
 import * as store from './store.ts';
@@ -1046,21 +1046,15 @@ export function createEngine(options: EngineOptions) {
 
   // --- the browser stand-in (what Stripe.js does with a client secret) -----------------
 
-  function secretMatches(expected: string, given: string): boolean {
-    const a = Buffer.from(expected);
-    const b = Buffer.from(given);
-    return a.length === b.length && timingSafeEqual(a, b);
-  }
-
   async function setupIntentBySecret(ctx: Ctx, id: string, clientSecret: string): Promise<StoredSetupIntent> {
     const found = await store.loadObject<SetupIntentObject>(ctx.tx, id, 'setup_intent', { forUpdate: true });
-    if (!found || !secretMatches(found.data.client_secret, clientSecret)) throw resourceMissing('setup_intent', id);
+    if (!found || !sameSecret(found.data.client_secret, clientSecret)) throw resourceMissing('setup_intent', id);
     return found;
   }
 
   async function paymentIntentBySecret(ctx: Ctx, id: string, clientSecret: string): Promise<StoredPaymentIntent> {
     const found = await store.loadObject<PaymentIntentObject>(ctx.tx, id, 'payment_intent', { forUpdate: true });
-    if (!found || !secretMatches(found.data.client_secret, clientSecret)) throw resourceMissing('payment_intent', id);
+    if (!found || !sameSecret(found.data.client_secret, clientSecret)) throw resourceMissing('payment_intent', id);
     await expireIfDue(ctx, found);
     return found;
   }

@@ -1,6 +1,6 @@
 // The Stripe API objects the sandbox keeps, in Stripe's JSON shape (the subset
 // of fields the service and a client developer read), and their ids.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CardBehaviour } from './cards.ts';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -17,6 +17,13 @@ export function randomToken(length: number): string {
 }
 
 export const newId = (prefix: string) => `${prefix}_${randomToken(24)}`;
+
+/** Compares a presented secret (API key, client secret) with the real one in constant time. */
+export function sameSecret(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
 
 export type Metadata = Record<string, string>;
 

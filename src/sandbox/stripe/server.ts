@@ -2,7 +2,7 @@
 // Bearer (or Basic) secret-key auth, form-encoded parameters, Stripe-Version,
 // Idempotency-Key replay, Stripe error objects, Request-Id on every answer.
 // Each request is one database transaction.
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
@@ -10,7 +10,7 @@ import type { ApiCall, Engine } from './engine.ts';
 import { unrecognized } from './engine.ts';
 import { invalidRequest, SandboxError, type StripeErrorBody } from './errors.ts';
 import { decodeForm, type FormObject } from './form.ts';
-import { stripeOrder } from './objects.ts';
+import { sameSecret, stripeOrder } from './objects.ts';
 import * as store from './store.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -79,12 +79,6 @@ export function maskKey(key: string): string {
   return `${prefix}${'*'.repeat(Math.max(4, Math.min(24, key.length - prefix.length - tail.length)))}${tail}`;
 }
 
-function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 function presentedKey(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const bearer = /^Bearer\s+(\S+)$/i.exec(header);
@@ -128,8 +122,8 @@ export function createApiServer(deps: ApiServerDeps): Server {
         { status: 401 },
       );
     }
-    if (sameSecret(key, keys.secretKey)) return;
-    if (sameSecret(key, keys.publishableKey)) {
+    if (sameSecret(keys.secretKey, key)) return;
+    if (sameSecret(keys.publishableKey, key)) {
       throw invalidRequest('This API call cannot be made with a publishable API key. Please use a secret API key.', { status: 401 });
     }
     throw invalidRequest(`Invalid API Key provided: ${maskKey(key)}`, { status: 401 });
