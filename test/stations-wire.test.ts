@@ -248,6 +248,28 @@ describe('stations as the API writes them', () => {
     );
   });
 
+  test('inside the service: station() is the API answer; evse() names a live EVSE at its CPO, with its status', async () => {
+    const ids = await stationIdsByKey();
+    const stationId = ids.get('DE*EDG*R') as string;
+    const api = await t.call('GET', `/api/v1/stations/details/?type=station_id&id=${stationId}`, { token });
+    assert.deepEqual(t.catalogue.station({ stationId }), api.body);
+    assert.deepEqual(t.catalogue.station({ evseId: 'R-3' }), api.body);
+    assert.deepEqual(t.catalogue.evse('DE*EDG*ER1'), {
+      country_code: 'DE',
+      party_id: 'EDG',
+      location_id: 'R',
+      evse_uid: 'R-1',
+      evse_id: 'DE*EDG*ER1',
+      status: 'AVAILABLE',
+      station_id: stationId,
+    });
+    assert.equal(t.catalogue.evse('R-3')?.evse_uid, 'R-3', 'an EVSE without evse_id is found by its uid');
+    assert.equal(t.catalogue.evse('DE*EDG*ER2'), undefined, 'a REMOVED EVSE is not offered');
+    assert.equal(t.catalogue.evse('DE*EDG*NOPE'), undefined);
+    assert.equal(t.catalogue.station({ evseId: 'DE*EDG*NOPE' }), undefined);
+    assert.equal(t.catalogue.station({ stationId: '00000000-0000-0000-0000-000000000000' }), undefined);
+  });
+
   test('a tariff that expires stops applying at its end: the groups follow the clock', async () => {
     const ids = await stationIdsByKey();
     const id = ids.get('DE*EDG*X') as string;

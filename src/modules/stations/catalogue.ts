@@ -94,6 +94,15 @@ const haverSin = (theta: number) => {
   const sine = Math.sin(theta / 2);
   return sine * sine;
 };
+
+/**
+ * geokdbush's haversine term between (lon, lat) and (x, y), given both
+ * cosines of latitude: the same floating-point steps as its `around`, so
+ * `<= haverSin(r / R)` agrees with it exactly on who is within r km.
+ */
+function haverSinBetween(lon: number, lat: number, cosLat: number, x: number, y: number, cosY: number): number {
+  return cosLat * cosY * haverSin((lon - x) * RAD) + haverSin((lat - y) * RAD);
+}
 const KD_STACK = new Uint32Array(3 * 128); // depth of a k-d tree of 2^64 points, twice over
 /** The box (west, south, east, north) of each node on KD_STACK. */
 const KD_BOXES = new Float64Array(4 * 128);
@@ -127,18 +136,17 @@ function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, ac
   const maxH = haverSin(angular);
   const cosLat = Math.cos(lat * RAD);
   const { ids, coords, nodeSize } = s.index;
-  const cosLatitudes = s.cosLatitudes;
   let count = 0;
   const inside = (k: number, x: number, y: number): boolean => {
     const id = ids[k] as number;
-    if (cosLat * (cosLatitudes[id] as number) * haverSin((lon - x) * RAD) + haverSin((lat - y) * RAD) > maxH || !accept(id)) return false;
+    if (haverSinBetween(lon, lat, cosLat, x, y, s.cosLatitudes[id] as number) > maxH || !accept(id)) return false;
     if (count < few.length) few[count] = id;
     return true;
   };
   // A k-d node whose box lies inside the circle (its four corners do, with a
   // margin against rounding; boxes this small hold no farther point) needs no
   // distance test for its points, only the filter.
-  const hCorner = (x: number, y: number) => cosLat * Math.cos(y * RAD) * haverSin((lon - x) * RAD) + haverSin((lat - y) * RAD);
+  const hCorner = (x: number, y: number) => haverSinBetween(lon, lat, cosLat, x, y, Math.cos(y * RAD));
   const surelyInside = maxH * (1 - 1e-9);
   for (const [minLon, maxLon] of ranges) {
     const stack = KD_STACK;
@@ -402,8 +410,7 @@ export function createCatalogue(options: CatalogueOptions) {
         const lastKm = greatCircleKm(lon, lat, s.longitudes[last] as number, s.latitudes[last] as number);
         const limit = haverSin(Math.min(radiusKm, lastKm + 0.0001) / EARTH_RADIUS_KM);
         const cosLat = Math.cos(lat * RAD);
-        const h = (i: number) =>
-          cosLat * (s.cosLatitudes[i] as number) * haverSin((lon - (s.longitudes[i] as number)) * RAD) + haverSin((lat - (s.latitudes[i] as number)) * RAD);
+        const h = (i: number) => haverSinBetween(lon, lat, cosLat, s.longitudes[i] as number, s.latitudes[i] as number, s.cosLatitudes[i] as number);
         ids =
           ids.length === wanted + TIE_SLACK && h(ids[ids.length - 1] as number) <= limit
             ? kdAround(s.index, lon, lat, Number.POSITIVE_INFINITY, Math.min(radiusKm, lastKm + 0.0001), accept)

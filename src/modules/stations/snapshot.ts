@@ -296,9 +296,7 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
     countries: [] as string[],
     connectorSets: [] as ConnectorSet[],
     layouts: [] as Layout[],
-    operatorNames: [] as string[],
-    operatorIds: [] as string[],
-    operatorPhones: [] as (string | null)[],
+    operators: [] as { name: string; id: string; phone: string | null }[],
     mapPrices: [] as (MapPrice | undefined)[],
   };
   const indexes = {
@@ -338,11 +336,11 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         const country = intern(indexes.countries, tables.countries, row.country, () => row.country);
         const name = row.operator_name ?? partyNames.get(partyKey)?.name ?? partyKey;
         // One entry per (party, name): two parties may sell under one brand name.
-        const operator = intern(indexes.operators, tables.operatorNames, `${partyKey}\u0000${name}`, () => name);
-        if (tables.operatorIds.length < tables.operatorNames.length) {
-          tables.operatorIds.push(partyKey);
-          tables.operatorPhones.push(partyNames.get(partyKey)?.phone ?? null);
-        }
+        const operator = intern(indexes.operators, tables.operators, `${partyKey}\u0000${name}`, () => ({
+          name,
+          id: partyKey,
+          phone: partyNames.get(partyKey)?.phone ?? null,
+        }));
         const liveSets: number[] = [];
         let price: MapPrice | undefined;
         let without = false;
@@ -446,21 +444,20 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         countries: tables.countries,
         connectorSets: tables.connectorSets,
         layouts: tables.layouts,
-        operatorNames: tables.operatorNames,
-        operatorIds: tables.operatorIds,
-        operatorJson: [],
-        operatorIsPartner: Uint8Array.from(tables.operatorNames, (n) => (partners.has(n.toLowerCase()) ? 1 : 0)),
+        operatorNames: tables.operators.map((o) => o.name),
+        operatorIds: tables.operators.map((o) => o.id),
+        operatorJson: tables.operators.map(({ name, phone }) => {
+          const partner = partners.get(name.toLowerCase());
+          const operator = JSON.stringify({ name, contact: { phone } });
+          return `"operator":${operator},"is_partner":${partner !== undefined}${partner ? `,"logo_url":${JSON.stringify(partner.logo_url)}` : ''}`;
+        }),
+        operatorIsPartner: Uint8Array.from(tables.operators, (o) => (partners.has(o.name.toLowerCase()) ? 1 : 0)),
         currencies: [],
         byStationId: new Map(),
         tariffs,
         partners,
         priceMemo: new Map(),
       };
-      s.operatorJson = tables.operatorNames.map((name, op) => {
-        const partner = partners.get(name.toLowerCase());
-        const operator = JSON.stringify({ name, contact: { phone: tables.operatorPhones[op] ?? null } });
-        return `"operator":${operator},"is_partner":${partner !== undefined}${partner ? `,"logo_url":${JSON.stringify(partner.logo_url)}` : ''}`;
-      });
       const currencyIndex = new Map<string, number>();
       let e = 0;
       for (let i = 0; i < size; i++) {

@@ -79,14 +79,11 @@ export interface TileCluster {
 
 const STATUS_BITS: Record<StationStatus, number> = { free: 1, busy: 2, error: 4, unknown: 8 };
 
-/** The station rule applied to members: free if any free, else busy if any busy, else error if all error, else unknown. */
-export function clusterStatus(statuses: readonly StationStatus[]): StationStatus {
-  let bits = 0;
-  for (const status of statuses) bits |= STATUS_BITS[status];
-  return statusOfBits(bits);
-}
-
-/** clusterStatus over a set of statuses given as bits (free 1, busy 2, error 4, unknown 8). */
+/**
+ * The status of a cluster from the statuses of its members, given as bits
+ * (free 1, busy 2, error 4, unknown 8): the station rule applied to members,
+ * free if any free, else busy if any busy, else error if all error, else unknown.
+ */
 function statusOfBits(bits: number): StationStatus {
   if (bits & 1) return 'free';
   if (bits & 2) return 'busy';

@@ -592,6 +592,24 @@ export function createEngine(options: EngineOptions) {
     return si.data;
   }
 
+  /** The customer declined or failed authentication: the intent asks for a payment method again. */
+  async function failSetup(ctx: Ctx, si: StoredSetupIntent, message: string, pm?: StoredPaymentMethod): Promise<SetupIntentObject> {
+    Object.assign(si.data, {
+      status: 'requires_payment_method',
+      payment_method: null,
+      next_action: null,
+      last_setup_error: {
+        type: 'invalid_request_error',
+        code: 'setup_intent_authentication_failure',
+        message,
+        ...(pm ? { payment_method: clone(pm.data) } : {}),
+      },
+    });
+    await store.saveObject(ctx.tx, si);
+    await emit(ctx, 'setup_intent.setup_failed', si.data);
+    return si.data;
+  }
+
   async function cancelSetupIntent(ctx: Ctx, raw: FormObject, [id]: string[]): Promise<SetupIntentObject> {
     const params = new Params(raw, ['cancellation_reason', 'expand']);
     params.expand([]);
@@ -1103,19 +1121,7 @@ export function createEngine(options: EngineOptions) {
       if (input.paypal !== undefined) {
         if (!si.data.payment_method_types.includes('paypal')) throw invalidRequest('This SetupIntent does not accept PayPal.', { param: 'paypal' });
         if (input.paypal === 'decline') {
-          Object.assign(si.data, {
-            status: 'requires_payment_method',
-            payment_method: null,
-            next_action: null,
-            last_setup_error: {
-              type: 'invalid_request_error',
-              code: 'setup_intent_authentication_failure',
-              message: 'The PayPal account holder declined to authorize this setup.',
-            },
-          });
-          await store.saveObject(tx, si);
-          await emit(ctx, 'setup_intent.setup_failed', si.data);
-          return si.data;
+          return failSetup(ctx, si, 'The PayPal account holder declined to authorize this setup.');
         }
         const pm = paypalPaymentMethod(ctx, input.paypalEmail ?? 'sandbox-buyer@example.com');
         return runSetup(ctx, si, { pm, isNew: true });
@@ -1153,20 +1159,7 @@ export function createEngine(options: EngineOptions) {
       }
       const pm = await paymentMethodOr404(ctx, si.data.payment_method);
       if (outcome === 'approve') return succeedSetup(ctx, si, pm);
-      Object.assign(si.data, {
-        status: 'requires_payment_method',
-        payment_method: null,
-        next_action: null,
-        last_setup_error: {
-          type: 'invalid_request_error',
-          code: 'setup_intent_authentication_failure',
-          message: 'The latest attempt to set up the payment method has failed because authentication failed.',
-          payment_method: clone(pm.data),
-        },
-      });
-      await store.saveObject(tx, si);
-      await emit(ctx, 'setup_intent.setup_failed', si.data);
-      return si.data;
+      return failSetup(ctx, si, 'The latest attempt to set up the payment method has failed because authentication failed.', pm);
     },
 
     /** Completes (or fails) the 3-D Secure challenge of a payment intent (on-session, or after an off-session authentication_required). */
