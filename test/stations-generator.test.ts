@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
 import addFormatsImport from 'ajv-formats';
-import { countryByAlpha2, countryByAlpha3 } from '../src/modules/stations/european-countries.ts';
-import { type GeneratedCatalogue, generateCatalogue } from '../src/modules/stations/generator.ts';
-import { CITIES } from '../src/modules/stations/generator-data.ts';
-import { OcpiLocation, OcpiTariff } from '../src/modules/stations/ocpi-schemas.ts';
+import { type GeneratedCatalogue, generateCatalogue } from '../src/dataset/generator.ts';
+import { CITIES } from '../src/dataset/generator-data.ts';
+import { OcpiLocation, OcpiTariff } from '../src/ocpi/locations-tariffs.ts';
+import { countryByAlpha2, countryByAlpha3 } from '../src/platform/european-countries.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsImport as unknown as { default?: typeof addFormatsImport }).default ?? addFormatsImport) as unknown as (ajv: Ajv) => Ajv;

@@ -4,7 +4,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import Big from 'big.js';
 import fc from 'fast-check';
-import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../src/modules/stations/ocpi-schemas.ts';
 import {
   connectorPowerKw,
   DEFAULT_PRE_AUTHORIZATION,
@@ -15,6 +14,7 @@ import {
   type PriceGroupOptions,
   type PriceItem,
 } from '../src/modules/stations/price-groups.ts';
+import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../src/ocpi/locations-tariffs.ts';
 
 const STAMP = '2026-01-01T00:00:00Z';
 // A Wednesday; 14:00 in Berlin (CEST).

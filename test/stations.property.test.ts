@@ -11,12 +11,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Big from 'big.js';
 import fc from 'fast-check';
-import { countryByAlpha3, UNITS_PER_EUR } from '../src/modules/stations/european-countries.ts';
-import { generateCatalogue } from '../src/modules/stations/generator.ts';
+import { generateCatalogue } from '../src/dataset/generator.ts';
 import { loadGeneratedCatalogue } from '../src/modules/stations/loader.ts';
-import type { OcpiLocation, OcpiTariff } from '../src/modules/stations/ocpi-schemas.ts';
 import * as stationsRepo from '../src/modules/stations/repository.ts';
 import { connectorMaskOf } from '../src/modules/stations/routes.ts';
+import type { OcpiLocation, OcpiTariff } from '../src/ocpi/locations-tariffs.ts';
+import { countryByAlpha3, UNITS_PER_EUR } from '../src/platform/european-countries.ts';
 import { assertProblem, BASE_URL, setupTestApp, type TestContext } from './helpers.ts';
 import { ocpiLocation, ocpiTariff } from './stations-fixtures.ts';
 

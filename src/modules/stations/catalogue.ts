@@ -10,9 +10,9 @@
 // station is shown.
 
 import { distance as greatCircleKm, around as kdAround } from 'geokdbush';
+import { EVSE_STATUSES } from '../../ocpi/locations-tariffs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
-import { EVSE_STATUSES } from './ocpi-schemas.ts';
 import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, localIsoDateTime, type PriceGroup, tariffChanges } from './price-groups.ts';
 import type { Speed, StationBase } from './projection.ts';
 import * as repo from './repository.ts';

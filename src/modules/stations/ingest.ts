@@ -2,9 +2,9 @@
 // import and (next) the OCPI receiver all validate and store through here, and
 // every change is announced so each process's in-memory catalogue follows.
 import { Ajv, type ValidateFunction } from 'ajv';
+import { EVSE_STATUSES, OcpiLocation, OcpiTariff } from '../../ocpi/locations-tariffs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
-import { EVSE_STATUSES, OcpiLocation, OcpiTariff } from './ocpi-schemas.ts';
 import * as repo from './repository.ts';
 
 export class InvalidOcpiObject extends Error {

@@ -3,7 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { generateCatalogue } from './generator.ts';
+import { generateCatalogue } from '../../dataset/generator.ts';
 import type { Ingestion } from './ingest.ts';
 
 export type Progress = (done: number, total: number | undefined) => void;

@@ -2,8 +2,8 @@
 // receiver) goes through upsertLocations/upsertTariffs; the in-memory catalogue
 // reads everything back with the streaming loaders.
 import { createHash } from 'node:crypto';
+import type { OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi/locations-tariffs.ts';
 import type { Queryable } from '../../platform/db.ts';
-import type { OcpiEvse, OcpiLocation, OcpiTariff } from './ocpi-schemas.ts';
 
 /** Channel on which every change of the catalogue is announced to all processes. */
 export const CATALOGUE_CHANNEL = 'catalogue_changed';

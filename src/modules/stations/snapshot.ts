@@ -14,9 +14,9 @@
 
 import Big from 'big.js';
 import KDBush from 'kdbush';
+import { EVSE_STATUSES, type OcpiTariff } from '../../ocpi/locations-tariffs.ts';
 import type { Database } from '../../platform/db.ts';
-import { countryByAlpha3, UNITS_PER_EUR } from './european-countries.ts';
-import { EVSE_STATUSES, type OcpiTariff } from './ocpi-schemas.ts';
+import { countryByAlpha3, UNITS_PER_EUR } from '../../platform/european-countries.ts';
 import { connectorPowerKw, type GroupedEvse, type PreAuthorizationRule, type PriceGroupOptions, WEEKDAYS } from './price-groups.ts';
 import { AMENITIES, connectorBit, type Speed, type StationStatus, speedOf, statusOf } from './projection.ts';
 import * as repo from './repository.ts';

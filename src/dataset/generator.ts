@@ -22,7 +22,8 @@
 //   location's country and its kind (AC, DC up to 100 kW, DC from 150 kW,
 //   domestic socket); operators that publish no tariffs leave tariff_ids out.
 
-import { type CountryFacts, countryByAlpha2, EUROPEAN_COUNTRIES } from './european-countries.ts';
+import type { OcpiConnector, OcpiEvse, OcpiLocation, OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../ocpi/locations-tariffs.ts';
+import { type CountryFacts, countryByAlpha2, EUROPEAN_COUNTRIES } from '../platform/european-countries.ts';
 import {
   CITIES,
   COUNTRY_EXTRA,
@@ -33,7 +34,6 @@ import {
   type OperatorProfile,
   type OperatorSpec,
 } from './generator-data.ts';
-import type { OcpiConnector, OcpiEvse, OcpiLocation, OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from './ocpi-schemas.ts';
 
 export interface GeneratorOptions {
   locations: number;

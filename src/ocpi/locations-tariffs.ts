@@ -1,15 +1,9 @@
-// OCPI 2.2.1 Location, EVSE, Connector and Tariff objects: the catalogue is
-// stored as CPOs send them. These schemas validate everything that enters the
-// catalogue (generator, file import, and the OCPI receiver interfaces), so one
-// definition says what a well-formed object is.
+// OCPI 2.2.1 Location, EVSE, Connector and Tariff objects (mod_locations,
+// mod_tariffs), written from the spec's tables. The catalogue is stored as CPOs
+// send them; these schemas validate everything that enters it (generator, file
+// import, OCPI receiver interfaces), and the sandbox CPO network sends the same.
 import { type Static, Type } from 'typebox';
-
-const CiString = (max: number) => Type.String({ minLength: 1, maxLength: max });
-const DateTime = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})?$', description: 'RFC 3339 date-time' });
-const Time = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' });
-const DateOnly = Type.String({ pattern: '^[12][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$' });
-const DisplayText = Type.Object({ language: Type.String({ minLength: 2, maxLength: 2 }), text: Type.String({ maxLength: 512 }) });
-const Price = Type.Object({ excl_vat: Type.Number(), incl_vat: Type.Optional(Type.Number()) });
+import { CiString, DateOnly, DateTime, DisplayText, Price, Time } from './types.ts';
 
 export const EVSE_STATUSES = ['AVAILABLE', 'BLOCKED', 'CHARGING', 'INOPERATIVE', 'OUTOFORDER', 'PLANNED', 'REMOVED', 'RESERVED', 'UNKNOWN'] as const;
 export type EvseStatus = (typeof EVSE_STATUSES)[number];

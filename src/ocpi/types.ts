@@ -1,0 +1,19 @@
+// OCPI 2.2.1 data types shared by every module (types.asciidoc): strings with
+// a maximum length, DateTime, DisplayText, Price. Written from the spec's text.
+import { Type } from 'typebox';
+
+/** Case-insensitive string of at most `max` characters (OCPI CiString). */
+export const CiString = (max: number) => Type.String({ minLength: 1, maxLength: max });
+
+/** OCPI DateTime: RFC 3339 in UTC; a missing zone is read as UTC (the spec's "Z" is recommended, not required of peers). */
+export const DateTime = Type.String({
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})?$',
+  description: 'RFC 3339 date-time',
+});
+export const Time = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' });
+export const DateOnly = Type.String({ pattern: '^[12][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$' });
+export const DisplayText = Type.Object({ language: Type.String({ minLength: 2, maxLength: 2 }), text: Type.String({ maxLength: 512 }) });
+export const Price = Type.Object({ excl_vat: Type.Number(), incl_vat: Type.Optional(Type.Number()) });
+
+export const CountryCode = Type.String({ pattern: '^[A-Za-z]{2}$' });
+export const PartyId = Type.String({ pattern: '^[A-Za-z0-9]{3}$' });
