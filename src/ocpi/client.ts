@@ -1,0 +1,198 @@
+// Outbound OCPI calls: JSON over HTTP(S) with the credentials token, request
+// and correlation ids, a timeout on every call, retries with backoff where the
+// method allows it, and pagination that follows the peer's Link headers.
+import { randomUUID, X509Certificate } from 'node:crypto';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { rootCertificates } from 'node:tls';
+import { authorizationHeader, HEADER, nextLink, type OcpiEnvelope } from './transport.ts';
+
+export interface OcpiPeerAuth {
+  /** The credentials token we present to the peer. */
+  token: string;
+  /** Send the token unencoded (OCPI 2.1.1/2.2 peers); 2.2.1 wants Base64. */
+  rawToken?: boolean;
+  /** For a peer on loopback with a self-signed certificate: accept exactly this certificate (PEM). */
+  pinnedCertificatePem?: string;
+}
+
+export interface OcpiCall {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  correlationId?: string;
+  /** Per attempt; default 10 s. */
+  timeoutMs?: number;
+  /** Further attempts after a transport failure, a timeout or an HTTP 5xx/429; default 2 for GET/PUT/DELETE, 0 otherwise. */
+  retries?: number;
+}
+
+export interface OcpiReply<T = unknown> {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The envelope, when the body was one. */
+  envelope?: OcpiEnvelope<T>;
+  requestId: string;
+}
+
+/** The peer could not be reached, did not answer in time, or answered something that is not OCPI. */
+export class OcpiTransportError extends Error {
+  readonly httpStatus: number | undefined;
+  readonly retryable: boolean;
+  constructor(message: string, httpStatus: number | undefined, retryable: boolean) {
+    super(message);
+    this.name = 'OcpiTransportError';
+    this.httpStatus = httpStatus;
+    this.retryable = retryable;
+  }
+}
+
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+function send(auth: OcpiPeerAuth, call: OcpiCall, requestId: string): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  const url = new URL(call.url);
+  const payload = call.body === undefined ? undefined : JSON.stringify(call.body);
+  const headers: Record<string, string> = {
+    authorization: authorizationHeader(auth.token, auth.rawToken),
+    accept: 'application/json',
+    'x-request-id': requestId,
+    'x-correlation-id': call.correlationId ?? requestId,
+    ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+    ...(call.headers ?? {}),
+  };
+  const timeoutMs = call.timeoutMs ?? 10_000;
+  const pinned = auth.pinnedCertificatePem ? new X509Certificate(auth.pinnedCertificatePem) : undefined;
+  return new Promise((resolve, reject) => {
+    const onResponse = (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_BODY_BYTES) req.destroy(new OcpiTransportError('the answer is too large', res.statusCode, false));
+        else chunks.push(chunk);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    };
+    const options = { method: call.method, headers, timeout: timeoutMs };
+    const req =
+      url.protocol === 'https:'
+        ? httpsRequest(
+            url,
+            pinned
+              ? {
+                  ...options,
+                  ca: [...rootCertificates, pinned.toString()],
+                  checkServerIdentity: (_host: string, cert: { fingerprint256: string }) =>
+                    cert.fingerprint256 === pinned.fingerprint256 ? undefined : new Error('the peer presented another certificate'),
+                }
+              : options,
+            onResponse,
+          )
+        : httpRequest(url, options, onResponse);
+    // The socket timeout covers idle time; the overall deadline covers a peer that trickles bytes.
+    const deadline = setTimeout(() => req.destroy(new OcpiTransportError(`no answer within ${timeoutMs} ms`, undefined, true)), timeoutMs);
+    req.on('timeout', () => req.destroy(new OcpiTransportError(`no answer within ${timeoutMs} ms`, undefined, true)));
+    req.on('error', reject);
+    req.on('close', () => clearTimeout(deadline));
+    req.end(payload);
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+
+/** Backoff before attempt n+1: 200 ms, 800 ms, 3.2 s, ... with jitter. */
+export const retryDelayMs = (attempt: number) => Math.round(200 * 4 ** attempt * (0.75 + Math.random() * 0.5));
+
+export async function ocpiRequest<T = unknown>(auth: OcpiPeerAuth, call: OcpiCall): Promise<OcpiReply<T>> {
+  const retries = call.retries ?? (call.method === 'GET' || call.method === 'PUT' || call.method === 'DELETE' ? 2 : 0);
+  for (let attempt = 0; ; attempt++) {
+    const requestId = randomUUID();
+    try {
+      const { status, headers, text } = await send(auth, call, requestId);
+      if ((status >= 500 || status === 429) && attempt < retries) {
+        await sleep(retryDelayMs(attempt));
+        continue;
+      }
+      let body: unknown;
+      try {
+        body = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      const envelope =
+        body && typeof body === 'object' && typeof (body as { status_code?: unknown }).status_code === 'number' ? (body as OcpiEnvelope<T>) : undefined;
+      return { status, headers, requestId, ...(envelope ? { envelope } : {}) };
+    } catch (error) {
+      const transport =
+        error instanceof OcpiTransportError
+          ? error
+          : new OcpiTransportError(`cannot reach ${new URL(call.url).host}: ${(error as Error).message}`, undefined, true);
+      if (!transport.retryable || attempt >= retries) throw transport;
+      await sleep(retryDelayMs(attempt));
+    }
+  }
+}
+
+/** The data of a successful answer (HTTP 2xx and OCPI 1xxx), else an error saying what the peer answered. */
+export async function ocpiData<T>(auth: OcpiPeerAuth, call: OcpiCall): Promise<{ data: T | undefined; reply: OcpiReply<T> }> {
+  const reply = await ocpiRequest<T>(auth, call);
+  const code = reply.envelope?.status_code;
+  if (reply.status < 200 || reply.status >= 300 || code === undefined || code < 1000 || code >= 2000) {
+    throw new OcpiTransportError(
+      `${call.method} ${new URL(call.url).pathname} answered HTTP ${reply.status}${code === undefined ? ' without an OCPI envelope' : ` with OCPI ${code}`}` +
+        (reply.envelope?.status_message ? ` (${reply.envelope.status_message.slice(0, 200)})` : ''),
+      reply.status,
+      reply.status >= 500 || reply.status === 429,
+    );
+  }
+  return { data: reply.envelope?.data, reply };
+}
+
+export interface PageOptions {
+  date_from?: Date;
+  date_to?: Date;
+  limit?: number;
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+  /** Stops following Link headers after this many pages (a runaway peer); default 100,000. */
+  maxPages?: number;
+}
+
+/**
+ * Every page of a paginated GET, following rel="next" Links. A peer that sends
+ * no Link but an X-Total-Count beyond what it returned is paged by offset.
+ */
+export async function* ocpiPages<T>(auth: OcpiPeerAuth, url: string, options: PageOptions = {}): AsyncGenerator<{ items: T[]; total?: number }> {
+  const first = new URL(url);
+  if (options.date_from) first.searchParams.set('date_from', options.date_from.toISOString());
+  if (options.date_to) first.searchParams.set('date_to', options.date_to.toISOString());
+  if (options.limit) first.searchParams.set('limit', String(options.limit));
+  let next: string | undefined = first.toString();
+  let offset = 0;
+  const maxPages = options.maxPages ?? 100_000;
+  for (let pages = 0; next !== undefined && pages < maxPages; pages++) {
+    const call: OcpiCall = {
+      method: 'GET',
+      url: next,
+      ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.headers ? { headers: options.headers } : {}),
+    };
+    const { data, reply } = await ocpiData<T[]>(auth, call);
+    if (data !== undefined && !Array.isArray(data))
+      throw new OcpiTransportError(`GET ${new URL(next).pathname} answered data that is not a list`, reply.status, false);
+    const items = data ?? [];
+    const totalHeader = Number(reply.headers[HEADER.totalCount]);
+    const total = Number.isFinite(totalHeader) ? totalHeader : undefined;
+    yield total === undefined ? { items } : { items, total };
+    offset += items.length;
+    const link = nextLink(reply.headers[HEADER.link] as string | undefined);
+    if (link) next = new URL(link, next).toString();
+    else if (total !== undefined && items.length > 0 && offset < total) {
+      const byOffset = new URL(first);
+      byOffset.searchParams.set('offset', String(offset));
+      next = byOffset.toString();
+    } else next = undefined;
+  }
+}
