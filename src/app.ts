@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import type { Ocpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
 import { paymentsRoutes } from './modules/payments/routes.ts';
 import { createPaymentsService, type PaymentMethodRemovalGuard } from './modules/payments/service.ts';
@@ -34,12 +35,15 @@ export interface AppDeps {
     /** Routes the processor itself serves on our port (the sandbox's browser stand-in under /sandbox/). */
     processorRoutes?: (app: FastifyInstance) => Promise<void>;
   };
+  /** The OCPI interface to CPOs (served under /ocpi); without it no OCPI routes. */
+  ocpi?: Ocpi;
   serverFactory?: HttpAppOptions['serverFactory'];
   logger?: HttpAppOptions['logger'];
   loggerInstance?: HttpAppOptions['loggerInstance'];
 }
 
 export const API_PREFIX = '/api/v1';
+export const OCPI_PREFIX = '/ocpi';
 
 export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const { config, db, clock } = deps;
@@ -67,7 +71,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   });
 
   const idempotency = createIdempotency({ db, clock });
-  const users = createUsersService({ clock, locales: config.locales });
+  const users = createUsersService({ clock, locales: config.locales, changeHooks: deps.ocpi ? [deps.ocpi.userChanged] : [] });
   const payments = deps.payments
     ? createPaymentsService({
         db,
@@ -137,6 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     { prefix: API_PREFIX },
   );
 
+  if (deps.ocpi) await app.register(deps.ocpi.routes(), { prefix: OCPI_PREFIX });
   if (payments) await app.register(paymentWebhookRoutes({ payments }));
   if (deps.payments?.processorRoutes) await app.register(deps.payments.processorRoutes);
 

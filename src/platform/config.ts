@@ -67,6 +67,22 @@ export interface Config {
     preAuthorization: { minimum: string; maximum: string; assumedDurationMinutes: number; assumedEnergyKwhCap: number; roundUpTo: string };
   };
   stripe: StripeConfig;
+  ocpi: OcpiConfig;
+}
+
+export interface OcpiConfig {
+  /** Our own OCPI party (country code and party id) and its business name, as CPOs see us. */
+  countryCode: string;
+  partyId: string;
+  businessName: string;
+  /** Most objects we answer on one page of a GET, and ask for when we pull. */
+  pageLimit: number;
+  /** Per-attempt timeout of calls to CPOs. */
+  requestTimeoutMs: number;
+  /** Pull Locations/Tariffs/Sessions/CDRs changed since the last pull this often (0: never). */
+  reconcileIntervalMs: number;
+  /** The built-in sandbox CPO network, started beside the service and connected through the credentials handshake. */
+  cpoSandbox: { enabled: boolean; port: number; timeCompression: number; statusChangesPerSecond: number };
 }
 
 export class ConfigError extends Error {
@@ -285,5 +301,27 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     stationsSeed: integer(env, 'STATIONS_SEED', 1, 0, 2 ** 31 - 1),
     pricing: pricingConfig(env),
     stripe: stripeConfig(env),
+    ocpi: ocpiConfig(env, mode),
+  };
+}
+
+function ocpiConfig(env: Env, mode: Config['mode']): OcpiConfig {
+  const countryCode = (read(env, 'OCPI_COUNTRY_CODE') ?? 'DE').toUpperCase();
+  if (!/^[A-Z]{2}$/.test(countryCode)) throw new ConfigError('OCPI_COUNTRY_CODE', `must be an ISO 3166-1 alpha-2 code such as DE (got "${countryCode}")`);
+  const partyId = (read(env, 'OCPI_PARTY_ID') ?? 'CAX').toUpperCase();
+  if (!/^[A-Z0-9]{3}$/.test(partyId)) throw new ConfigError('OCPI_PARTY_ID', `must be three letters or digits such as CAX (got "${partyId}")`);
+  return {
+    countryCode,
+    partyId,
+    businessName: read(env, 'OCPI_BUSINESS_NAME') ?? 'Charging Access',
+    pageLimit: integer(env, 'OCPI_PAGE_LIMIT', 1_000, 10, 10_000),
+    requestTimeoutMs: integer(env, 'OCPI_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
+    reconcileIntervalMs: integer(env, 'OCPI_RECONCILE_INTERVAL_MS', 15 * 60_000, 0, 7 * 24 * 3_600_000),
+    cpoSandbox: {
+      enabled: boolean(env, 'CPO_SANDBOX', mode !== 'production'),
+      port: integer(env, 'CPO_SANDBOX_PORT', 8444, 0, 65535),
+      timeCompression: integer(env, 'CPO_SANDBOX_TIME_COMPRESSION', 60, 1, 3_600),
+      statusChangesPerSecond: integer(env, 'CPO_SANDBOX_STATUS_CHANGES_PER_SECOND', 2, 0, 10_000),
+    },
   };
 }

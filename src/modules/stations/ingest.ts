@@ -73,6 +73,44 @@ export function createIngestion(deps: { db: Database; clock: Clock }) {
         return changed;
       });
     },
+    /**
+     * Read-modify-write of one stored Location (an OCPI PUT or PATCH of a
+     * Location, EVSE or Connector): the row is locked, `change` gets the stored
+     * object (undefined when unknown) and returns the new one or undefined to
+     * leave it; the result is validated whole and stored. Returns the stored
+     * object, or undefined when nothing was written.
+     */
+    async changeLocation(
+      key: repo.LocationKey,
+      change: (stored: OcpiLocation | undefined) => unknown,
+    ): Promise<{ location: OcpiLocation; written: boolean } | undefined> {
+      return db.transaction(async (tx) => {
+        const stored = await repo.findLocation(tx, key, { forUpdate: true });
+        const next = change(stored);
+        if (next === undefined) return undefined;
+        const location = parseOcpiLocation(next);
+        const written = (await repo.upsertLocations(tx, [location])) === 1;
+        if (written) await repo.notifyCatalogueChanged(tx, { kind: 'reload' });
+        return { location, written };
+      });
+    },
+    findLocation: (key: repo.LocationKey) => repo.findLocation(db, key),
+    async putTariff(tariff: unknown): Promise<boolean> {
+      const parsed = parseOcpiTariff(tariff);
+      return db.transaction(async (tx) => {
+        const written = (await repo.upsertTariffs(tx, [parsed])) === 1;
+        if (written) await repo.notifyCatalogueChanged(tx, { kind: 'reload' });
+        return written;
+      });
+    },
+    async deleteTariff(key: repo.LocationKey): Promise<boolean> {
+      return db.transaction(async (tx) => {
+        const deleted = await repo.deleteTariff(tx, key);
+        if (deleted) await repo.notifyCatalogueChanged(tx, { kind: 'reload' });
+        return deleted;
+      });
+    },
+    findTariff: (key: repo.LocationKey) => repo.findTariff(db, key),
     /** Announces a change made by a series of ingest({ notify: false }) calls. */
     notify: () => repo.notifyCatalogueChanged(db, { kind: 'reload' }),
   };

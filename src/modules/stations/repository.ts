@@ -28,7 +28,8 @@ export async function upsertParties(db: Queryable, parties: PartyRow[], at: Date
      SELECT x.country_code, x.party_id, x.name, x.phone, x.website, $2
        FROM jsonb_to_recordset($1::jsonb) AS x(country_code text, party_id text, name text, phone text, website text)
      ON CONFLICT (country_code, party_id) DO UPDATE
-       SET name = EXCLUDED.name, phone = EXCLUDED.phone, website = EXCLUDED.website, updated_at = EXCLUDED.updated_at`,
+       SET name = EXCLUDED.name, phone = coalesce(EXCLUDED.phone, cpo_parties.phone), website = coalesce(EXCLUDED.website, cpo_parties.website),
+           updated_at = EXCLUDED.updated_at`,
     [JSON.stringify(parties), at],
   );
 }
@@ -106,6 +107,35 @@ export async function upsertLocations(db: Queryable, locations: OcpiLocation[]):
     );
   }
   return written.length;
+}
+
+export interface LocationKey {
+  country_code: string;
+  party_id: string;
+  id: string;
+}
+
+/**
+ * A stored Location with its EVSEs in the CPO's order, as OCPI sends it. Its
+ * last_updated is the newest of its own and its EVSEs' (an EVSE status change
+ * moves the parent's last_updated, as mod_locations asks of a receiver).
+ */
+export async function findLocation(db: Queryable, key: LocationKey, options: { forUpdate?: boolean } = {}): Promise<OcpiLocation | undefined> {
+  const { rows } = await db.query<{ data: OcpiLocation; last_updated: Date }>(
+    `SELECT data, last_updated FROM ocpi_locations WHERE country_code = $1 AND party_id = $2 AND id = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [key.country_code, key.party_id, key.id],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { rows: evses } = await db.query<{ data: OcpiEvse; last_updated: Date }>(
+    'SELECT data, last_updated FROM ocpi_evses WHERE country_code = $1 AND party_id = $2 AND location_id = $3 ORDER BY position, uid',
+    [key.country_code, key.party_id, key.id],
+  );
+  let newest = row.last_updated;
+  for (const evse of evses) if (evse.last_updated > newest) newest = evse.last_updated;
+  const location: OcpiLocation = { ...row.data, last_updated: newest === row.last_updated ? row.data.last_updated : newest.toISOString() };
+  if (evses.length > 0 || row.data.evses !== undefined) location.evses = evses.map((e) => e.data);
+  return location;
 }
 
 /**
@@ -225,9 +255,9 @@ export interface CatalogueBatch {
   evses: CatalogueEvseRow[][];
 }
 
-type LocationKey = [string, string, string];
+type LocationTuple = [string, string, string];
 
-function locationBatch(db: Queryable, after: LocationKey, batchSize: number) {
+function locationBatch(db: Queryable, after: LocationTuple, batchSize: number) {
   return db.query<CatalogueLocationRow>(
     `SELECT l.station_id, l.country_code, l.party_id, l.id,
             l.data->'coordinates'->>'latitude' AS latitude_text, l.data->'coordinates'->>'longitude' AS longitude_text,
@@ -243,7 +273,7 @@ function locationBatch(db: Queryable, after: LocationKey, batchSize: number) {
   );
 }
 
-function evseBatch(db: Queryable, after: LocationKey, last: LocationKey) {
+function evseBatch(db: Queryable, after: LocationTuple, last: LocationTuple) {
   return db.query<CatalogueEvseRow & { country_code: string; party_id: string; location_id: string }>(
     `SELECT e.country_code, e.party_id, e.location_id, e.uid, e.evse_id, e.status,
             (extract(epoch FROM e.last_updated) * 1000)::float8 AS updated_ms, e.connectors_key AS connectors
@@ -262,13 +292,13 @@ function evseBatch(db: Queryable, after: LocationKey, last: LocationKey) {
  * next batch is already being read while the caller works on the current one.
  */
 export async function* streamCatalogue(db: Queryable, batchSize = 20_000): AsyncGenerator<CatalogueBatch> {
-  let after: LocationKey = ['', '', ''];
+  let after: LocationTuple = ['', '', ''];
   let next: Promise<{ rows: CatalogueLocationRow[] }> = locationBatch(db, after, batchSize);
   for (;;) {
     const { rows: locations } = await next;
     if (locations.length === 0) return;
     const lastRow = locations[locations.length - 1] as CatalogueLocationRow;
-    const last: LocationKey = [lastRow.country_code, lastRow.party_id, lastRow.id];
+    const last: LocationTuple = [lastRow.country_code, lastRow.party_id, lastRow.id];
     const evseRows = evseBatch(db, after, last);
     next = locations.length < batchSize ? Promise.resolve({ rows: [] }) : locationBatch(db, last, batchSize);
     const { rows } = await evseRows;
@@ -304,5 +334,23 @@ export async function upsertPartner(db: Queryable, partner: PartnerRow, at: Date
 
 export async function deletePartner(db: Queryable, name: string): Promise<boolean> {
   const { rowCount } = await db.query('DELETE FROM partners WHERE name = $1', [name]);
+  return rowCount === 1;
+}
+
+export async function findTariff(db: Queryable, key: LocationKey): Promise<OcpiTariff | undefined> {
+  const { rows } = await db.query<{ data: OcpiTariff }>('SELECT data FROM ocpi_tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3', [
+    key.country_code,
+    key.party_id,
+    key.id,
+  ]);
+  return rows[0]?.data;
+}
+
+export async function deleteTariff(db: Queryable, key: LocationKey): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM ocpi_tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3', [
+    key.country_code,
+    key.party_id,
+    key.id,
+  ]);
   return rowCount === 1;
 }

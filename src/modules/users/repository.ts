@@ -166,3 +166,40 @@ export async function replaceBillingDetails(
   );
   return rows[0] as BillingDetailsRow;
 }
+
+/** A user as the OCPI Tokens module shows it to CPOs (every client's users: CPOs authorize across tenants). */
+export interface TokenUserRow {
+  id: string;
+  locale: string;
+  deleted: boolean;
+  last_updated: Date;
+}
+
+const TOKEN_USER_COLUMNS = 'id, locale, deleted_at IS NOT NULL AS deleted, updated_at AS last_updated';
+
+/** Users changed in [from, to), oldest change first, with the total count; for the OCPI Tokens sender interface. */
+export async function listUsersForTokens(
+  db: Queryable,
+  filter: { from?: Date; to?: Date },
+  page: { offset: number; limit: number },
+): Promise<{ count: number; rows: TokenUserRow[] }> {
+  const { rows } = await db.query<TokenUserRow & { total: number }>(
+    `SELECT ${TOKEN_USER_COLUMNS}, count(*) OVER () AS total FROM users
+      WHERE ($1::timestamptz IS NULL OR updated_at >= $1) AND ($2::timestamptz IS NULL OR updated_at < $2)
+      ORDER BY updated_at, id OFFSET $3 LIMIT $4`,
+    [filter.from ?? null, filter.to ?? null, page.offset, page.limit],
+  );
+  if (rows.length === 0 && page.offset > 0) {
+    const { rows: counted } = await db.query<{ n: number }>(
+      `SELECT count(*) AS n FROM users WHERE ($1::timestamptz IS NULL OR updated_at >= $1) AND ($2::timestamptz IS NULL OR updated_at < $2)`,
+      [filter.from ?? null, filter.to ?? null],
+    );
+    return { count: counted[0]?.n ?? 0, rows: [] };
+  }
+  return { count: rows[0]?.total ?? 0, rows: rows.map(({ total: _total, ...row }) => row) };
+}
+
+export async function findUserForToken(db: Queryable, userId: string): Promise<TokenUserRow | undefined> {
+  const { rows } = await db.query<TokenUserRow>(`SELECT ${TOKEN_USER_COLUMNS} FROM users WHERE id = $1`, [userId]);
+  return rows[0];
+}

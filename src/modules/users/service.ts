@@ -17,10 +17,18 @@ import { normalizeVatNumber, vatNumberProblem } from './vat.ts';
  */
 export type UserDeletionGuard = (tx: Queryable, clientId: string, userId: string) => Promise<void>;
 
+/**
+ * Another module following users (the OCPI Tokens module pushes each user's
+ * token to CPOs). Runs inside the change's transaction, so what it records
+ * commits with the change.
+ */
+export type UserChangeHook = (tx: Queryable, userId: string) => Promise<void>;
+
 export interface UsersServiceDeps {
   clock: Clock;
   locales: string[];
   deletionGuards?: UserDeletionGuard[];
+  changeHooks?: UserChangeHook[];
 }
 
 function toView(row: repo.UserRow): UserView {
@@ -67,6 +75,9 @@ export function missingBillingFields(details: BillingDetailsView): string[] {
 export function createUsersService(deps: UsersServiceDeps) {
   const { clock } = deps;
   const guards = deps.deletionGuards ?? [];
+  const changed = async (db: Queryable, userId: string) => {
+    for (const hook of deps.changeHooks ?? []) await hook(db, userId);
+  };
 
   async function requireUser(db: Queryable, clientId: string, userId: string, options: { forUpdate?: boolean } = {}): Promise<repo.UserRow> {
     const row = isUuid(userId) ? await repo.findLiveUserForClient(db, clientId, userId, options) : undefined;
@@ -87,6 +98,7 @@ export function createUsersService(deps: UsersServiceDeps) {
         external_id: clean(body.custom_properties?.external_id),
         created_at: clock.now(),
       });
+      await changed(db, row.id);
       return toView(row);
     },
 
@@ -110,6 +122,7 @@ export function createUsersService(deps: UsersServiceDeps) {
       else if (body.custom_properties?.external_id !== undefined) changes.external_id = clean(body.custom_properties.external_id);
       const row = await repo.updateUser(db, clientId, userId, changes, clock.now());
       if (!row) throw notFound('User');
+      if (changes.locale !== undefined) await changed(db, row.id);
       return toView(row);
     },
 
@@ -117,6 +130,7 @@ export function createUsersService(deps: UsersServiceDeps) {
       await requireUser(db, clientId, userId, { forUpdate: true });
       for (const guard of guards) await guard(db, clientId, userId);
       if (!(await repo.softDeleteUser(db, clientId, userId, clock.now()))) throw notFound('User');
+      await changed(db, userId);
     },
 
     async getBillingDetails(db: Queryable, clientId: string, userId: string): Promise<BillingDetailsView> {

@@ -1,0 +1,117 @@
+// Commands we send to CPOs (mod_commands, we are the Sender): START_SESSION
+// and STOP_SESSION. Each command is stored before it is sent; its response_url
+// names the command and carries a secret only that CPO learns, so the
+// asynchronous result can be matched and cannot be forged by another peer.
+// Outcomes are values: accepted, rejected (with the CPO's reason), or
+// unreachable (no answer; the CPO may still have acted on it).
+import { randomBytes, randomUUID } from 'node:crypto';
+import { OcpiTransportError, ocpiRequest } from '../../ocpi/client.ts';
+import { parseCommandResponse } from '../../ocpi/validate.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db.ts';
+import { type Connections, endpointOf } from './connections.ts';
+import * as repo from './repository.ts';
+import type { OcpiToken } from './tokens.ts';
+
+export type CommandOutcome =
+  | { outcome: 'accepted'; commandId: string; timeoutSeconds: number }
+  | { outcome: 'rejected'; commandId: string; result: string; message?: string }
+  | { outcome: 'unreachable'; commandId: string; reason: string };
+
+export interface StartSessionRequest {
+  country_code: string;
+  party_id: string;
+  location_id: string;
+  evse_uid: string;
+  connector_id?: string;
+  token: OcpiToken;
+  authorization_reference: string;
+}
+
+export interface StopSessionRequest {
+  country_code: string;
+  party_id: string;
+  session_id: string;
+}
+
+export function createCommands(deps: { db: Database; clock: Clock; connections: Connections; ocpiBaseUrl: string; timeoutMs: number }) {
+  const { db, clock } = deps;
+
+  async function connectionFor(countryCode: string, partyId: string): Promise<repo.Connection | undefined> {
+    const { rows } = await db.query<{ connection_id: string }>(
+      `SELECT p.connection_id FROM ocpi_connection_parties p JOIN ocpi_connections c ON c.id = p.connection_id
+        WHERE p.country_code = upper($1) AND p.party_id = upper($2) AND p.role = 'CPO' AND c.status = 'connected'`,
+      [countryCode, partyId],
+    );
+    return rows[0] ? repo.findConnection(db, rows[0].connection_id) : undefined;
+  }
+
+  async function send(
+    type: 'START_SESSION' | 'STOP_SESSION',
+    party: { country_code: string; party_id: string },
+    body: Record<string, unknown>,
+  ): Promise<CommandOutcome> {
+    const commandId = randomUUID();
+    const connection = await connectionFor(party.country_code, party.party_id);
+    const url = connection ? endpointOf(connection, 'commands', 'RECEIVER') : undefined;
+    if (!connection || !url)
+      return { outcome: 'unreachable', commandId, reason: `no connected CPO for party ${party.country_code}*${party.party_id} with a commands endpoint` };
+    const secret = randomBytes(18).toString('base64url');
+    const request = { ...body, response_url: `${deps.ocpiBaseUrl}/2.2.1/commands/${type}/${commandId}/${secret}` };
+    await repo.insertCommand(db, { id: commandId, connection_id: connection.id, type, callback_secret: secret, request }, clock.now());
+    try {
+      // Commands are not retried blindly: a lost answer may hide an accepted start.
+      const reply = await ocpiRequest(deps.connections.peerAuth(connection), {
+        method: 'POST',
+        url: `${url.replace(/\/+$/, '')}/${type}`,
+        body: request,
+        timeoutMs: deps.timeoutMs,
+        retries: 0,
+      });
+      const parsed = parseCommandResponse(reply.envelope?.data);
+      const code = reply.envelope?.status_code;
+      if (reply.status >= 200 && reply.status < 300 && code !== undefined && code >= 1000 && code < 2000 && parsed.ok) {
+        const response = parsed.value;
+        if (response.result === 'ACCEPTED') {
+          await repo.recordCommandResponse(db, commandId, 'accepted', response, clock.now());
+          return { outcome: 'accepted', commandId, timeoutSeconds: response.timeout };
+        }
+        await repo.recordCommandResponse(db, commandId, 'rejected', response, clock.now());
+        const message = response.message?.[0]?.text;
+        return { outcome: 'rejected', commandId, result: response.result, ...(message ? { message } : {}) };
+      }
+      // An OCPI error (2003 unknown location, ...) is a refusal; anything unreadable is a failure.
+      if (code !== undefined && code >= 2000 && code < 3000) {
+        await repo.recordCommandResponse(db, commandId, 'rejected', reply.envelope, clock.now());
+        return {
+          outcome: 'rejected',
+          commandId,
+          result: `OCPI_${code}`,
+          ...(reply.envelope?.status_message ? { message: reply.envelope.status_message } : {}),
+        };
+      }
+      await repo.recordCommandResponse(db, commandId, 'failed', reply.envelope ?? { http_status: reply.status }, clock.now());
+      return { outcome: 'unreachable', commandId, reason: `the CPO answered HTTP ${reply.status}${code === undefined ? '' : ` with OCPI ${code}`}` };
+    } catch (error) {
+      const reason = error instanceof OcpiTransportError ? error.message : 'unexpected error';
+      await repo.recordCommandResponse(db, commandId, 'failed', { error: reason }, clock.now());
+      return { outcome: 'unreachable', commandId, reason };
+    }
+  }
+
+  return {
+    connectionFor,
+    startSession: (request: StartSessionRequest) =>
+      send('START_SESSION', request, {
+        token: request.token,
+        location_id: request.location_id,
+        evse_uid: request.evse_uid,
+        ...(request.connector_id ? { connector_id: request.connector_id } : {}),
+        authorization_reference: request.authorization_reference,
+      }),
+    stopSession: (request: StopSessionRequest) => send('STOP_SESSION', request, { session_id: request.session_id }),
+    find: (commandId: string) => repo.findCommand(db, commandId),
+  };
+}
+
+export type Commands = ReturnType<typeof createCommands>;

@@ -1,0 +1,380 @@
+// SQL of the OCPI module: connections (credentials, endpoints, parties),
+// sessions, CDRs, commands and the outbox of pushes.
+import { createHash } from 'node:crypto';
+import type { Queryable } from '../../platform/db.ts';
+
+export type ConnectionStatus = 'invited' | 'connected' | 'disconnected';
+
+export interface Endpoint {
+  identifier: string;
+  role: string;
+  url: string;
+}
+
+export interface PeerRole {
+  role: string;
+  country_code: string;
+  party_id: string;
+  business_details: { name: string; website?: string; logo?: unknown };
+}
+
+export interface Connection {
+  id: string;
+  name: string;
+  status: ConnectionStatus;
+  incoming_token_kind: 'A' | 'C';
+  outgoing_token: string | null;
+  raw_tokens: boolean;
+  versions_url: string | null;
+  version: string | null;
+  endpoints: Endpoint[];
+  roles: PeerRole[];
+  expected_party: string | null;
+  created_at: Date;
+  updated_at: Date;
+  last_synced_at: Date | null;
+}
+
+export const tokenDigest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+
+const COLUMNS = `id, name, status, incoming_token_kind, outgoing_token, raw_tokens, versions_url, version, endpoints, roles,
+                 expected_party, created_at, updated_at, last_synced_at`;
+
+export async function insertConnection(
+  db: Queryable,
+  row: Pick<Connection, 'id' | 'name' | 'status' | 'incoming_token_kind' | 'raw_tokens' | 'expected_party'> & {
+    incoming_token: string | null;
+    versions_url?: string | null;
+  },
+  at: Date,
+): Promise<Connection> {
+  const { rows } = await db.query<Connection>(
+    `INSERT INTO ocpi_connections (id, name, status, incoming_token_sha256, incoming_token_kind, raw_tokens, expected_party, versions_url, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+     RETURNING ${COLUMNS}`,
+    [
+      row.id,
+      row.name,
+      row.status,
+      row.incoming_token === null ? null : tokenDigest(row.incoming_token),
+      row.incoming_token_kind,
+      row.raw_tokens,
+      row.expected_party,
+      row.versions_url ?? null,
+      at,
+    ],
+  );
+  return rows[0] as Connection;
+}
+
+export async function findConnectionByIncomingToken(db: Queryable, token: string): Promise<Connection | undefined> {
+  const { rows } = await db.query<Connection>(`SELECT ${COLUMNS} FROM ocpi_connections WHERE incoming_token_sha256 = $1 AND status <> 'disconnected'`, [
+    tokenDigest(token),
+  ]);
+  return rows[0];
+}
+
+export async function findConnection(db: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<Connection | undefined> {
+  const { rows } = await db.query<Connection>(`SELECT ${COLUMNS} FROM ocpi_connections WHERE id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+  return rows[0];
+}
+
+export async function findConnectionByName(db: Queryable, name: string): Promise<Connection | undefined> {
+  const { rows } = await db.query<Connection>(`SELECT ${COLUMNS} FROM ocpi_connections WHERE name = $1`, [name]);
+  return rows[0];
+}
+
+export async function listConnections(db: Queryable): Promise<Connection[]> {
+  const { rows } = await db.query<Connection>(`SELECT ${COLUMNS} FROM ocpi_connections ORDER BY created_at, name`);
+  return rows;
+}
+
+export async function listConnectedConnections(db: Queryable): Promise<Connection[]> {
+  const { rows } = await db.query<Connection>(`SELECT ${COLUMNS} FROM ocpi_connections WHERE status = 'connected' ORDER BY created_at`);
+  return rows;
+}
+
+/** Stores the outcome of a credentials exchange: the peer's version, endpoints, roles and token, and our new token for it. */
+export async function storeCredentials(
+  db: Queryable,
+  id: string,
+  values: {
+    name?: string;
+    incoming_token: string;
+    outgoing_token: string;
+    versions_url: string;
+    version: string;
+    endpoints: Endpoint[];
+    roles: PeerRole[];
+  },
+  at: Date,
+): Promise<void> {
+  await db.query(
+    `UPDATE ocpi_connections
+        SET status = 'connected', incoming_token_sha256 = $2, incoming_token_kind = 'C', outgoing_token = $3, versions_url = $4,
+            version = $5, endpoints = $6, roles = $7, name = coalesce($8, name), updated_at = $9
+      WHERE id = $1`,
+    [
+      id,
+      tokenDigest(values.incoming_token),
+      values.outgoing_token,
+      values.versions_url,
+      values.version,
+      JSON.stringify(values.endpoints),
+      JSON.stringify(values.roles),
+      values.name ?? null,
+      at,
+    ],
+  );
+  await db.query('DELETE FROM ocpi_connection_parties WHERE connection_id = $1', [id]);
+  if (values.roles.length > 0) {
+    await db.query(
+      `INSERT INTO ocpi_connection_parties (connection_id, country_code, party_id, role)
+       SELECT $1, upper(x.country_code), upper(x.party_id), x.role FROM jsonb_to_recordset($2::jsonb) AS x(country_code text, party_id text, role text)
+       ON CONFLICT (country_code, party_id, role) DO UPDATE SET connection_id = EXCLUDED.connection_id`,
+      [id, JSON.stringify(values.roles)],
+    );
+  }
+}
+
+export async function markDisconnected(db: Queryable, id: string, at: Date): Promise<void> {
+  await db.query(`UPDATE ocpi_connections SET status = 'disconnected', incoming_token_sha256 = NULL, outgoing_token = NULL, updated_at = $2 WHERE id = $1`, [
+    id,
+    at,
+  ]);
+  await db.query('DELETE FROM ocpi_connection_parties WHERE connection_id = $1', [id]);
+  await db.query('DELETE FROM ocpi_outbox WHERE connection_id = $1', [id]);
+}
+
+export async function markSynced(db: Queryable, id: string, at: Date): Promise<void> {
+  await db.query('UPDATE ocpi_connections SET last_synced_at = $2 WHERE id = $1', [id, at]);
+}
+
+/** True when the connection speaks for this party in this role. */
+export async function connectionOwnsParty(db: Queryable, connectionId: string, countryCode: string, partyId: string, role = 'CPO'): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'SELECT 1 FROM ocpi_connection_parties WHERE connection_id = $1 AND country_code = upper($2) AND party_id = upper($3) AND role = $4',
+    [connectionId, countryCode, partyId, role],
+  );
+  return rowCount === 1;
+}
+
+// ---------------------------------------------------------------------------
+// Sessions
+
+export interface StoredSession {
+  country_code: string;
+  party_id: string;
+  id: string;
+  connection_id: string;
+  status: string;
+  authorization_reference: string | null;
+  data: Record<string, unknown>;
+  last_updated: Date;
+}
+
+export async function findSession(
+  db: Queryable,
+  key: { country_code: string; party_id: string; id: string },
+  options: { forUpdate?: boolean } = {},
+): Promise<StoredSession | undefined> {
+  const { rows } = await db.query<StoredSession>(
+    `SELECT country_code, party_id, id, connection_id, status, authorization_reference, data, last_updated
+       FROM ocpi_sessions WHERE country_code = $1 AND party_id = $2 AND id = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [key.country_code, key.party_id, key.id],
+  );
+  return rows[0];
+}
+
+/** Stores a whole session unless a newer one is stored; true when written. */
+export async function upsertSession(
+  db: Queryable,
+  connectionId: string,
+  session: { country_code: string; party_id: string; id: string; status: string; authorization_reference?: string; last_updated: string },
+  at: Date,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO ocpi_sessions (country_code, party_id, id, connection_id, status, authorization_reference, data, last_updated, received_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (country_code, party_id, id) DO UPDATE
+       SET status = EXCLUDED.status, authorization_reference = EXCLUDED.authorization_reference, data = EXCLUDED.data,
+           last_updated = EXCLUDED.last_updated, received_at = EXCLUDED.received_at
+       WHERE ocpi_sessions.last_updated <= EXCLUDED.last_updated AND ocpi_sessions.connection_id = EXCLUDED.connection_id`,
+    [
+      session.country_code,
+      session.party_id,
+      session.id,
+      connectionId,
+      session.status,
+      session.authorization_reference ?? null,
+      JSON.stringify(session),
+      session.last_updated,
+      at,
+    ],
+  );
+  return rowCount === 1;
+}
+
+// ---------------------------------------------------------------------------
+// CDRs
+
+export interface StoredCdr {
+  country_code: string;
+  party_id: string;
+  id: string;
+  connection_id: string;
+  session_id: string | null;
+  credit: boolean;
+  data: Record<string, unknown>;
+  received_at: Date;
+}
+
+/** Stores a CDR once; false when a CDR with this id was already stored (CDRs are immutable). */
+export async function insertCdr(
+  db: Queryable,
+  connectionId: string,
+  cdr: { country_code: string; party_id: string; id: string; session_id?: string; authorization_reference?: string; credit?: boolean },
+  at: Date,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO ocpi_cdrs (country_code, party_id, id, connection_id, session_id, authorization_reference, credit, data, received_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (country_code, party_id, id) DO NOTHING`,
+    [
+      cdr.country_code,
+      cdr.party_id,
+      cdr.id,
+      connectionId,
+      cdr.session_id ?? null,
+      cdr.authorization_reference ?? null,
+      cdr.credit ?? false,
+      JSON.stringify(cdr),
+      at,
+    ],
+  );
+  return rowCount === 1;
+}
+
+export async function findCdr(db: Queryable, key: { country_code: string; party_id: string; id: string }): Promise<StoredCdr | undefined> {
+  const { rows } = await db.query<StoredCdr>(
+    `SELECT country_code, party_id, id, connection_id, session_id, credit, data, received_at
+       FROM ocpi_cdrs WHERE country_code = $1 AND party_id = $2 AND id = $3`,
+    [key.country_code, key.party_id, key.id],
+  );
+  return rows[0];
+}
+
+// ---------------------------------------------------------------------------
+// Commands
+
+export interface StoredCommand {
+  id: string;
+  connection_id: string;
+  type: string;
+  request: Record<string, unknown>;
+  status: 'sending' | 'accepted' | 'rejected' | 'failed';
+  response: Record<string, unknown> | null;
+  result: string | null;
+  result_message: string | null;
+  created_at: Date;
+  responded_at: Date | null;
+  result_at: Date | null;
+}
+
+const COMMAND_COLUMNS = 'id, connection_id, type, request, status, response, result, result_message, created_at, responded_at, result_at';
+
+export async function insertCommand(
+  db: Queryable,
+  row: { id: string; connection_id: string; type: string; callback_secret: string; request: unknown },
+  at: Date,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO ocpi_commands (id, connection_id, type, callback_secret_sha256, request, status, created_at)
+     VALUES ($1, $2, $3, $4, $5, 'sending', $6)`,
+    [row.id, row.connection_id, row.type, tokenDigest(row.callback_secret), JSON.stringify(row.request), at],
+  );
+}
+
+export async function recordCommandResponse(db: Queryable, id: string, status: 'accepted' | 'rejected' | 'failed', response: unknown, at: Date): Promise<void> {
+  await db.query(`UPDATE ocpi_commands SET status = $2, response = $3, responded_at = $4 WHERE id = $1 AND status = 'sending'`, [
+    id,
+    status,
+    response === undefined ? null : JSON.stringify(response),
+    at,
+  ]);
+}
+
+/** Stores the CPO's asynchronous result once; the command must belong to this connection and the secret match. */
+export async function recordCommandResult(
+  db: Queryable,
+  key: { id: string; connection_id: string; type: string; callback_secret: string },
+  result: { result: string; message?: string },
+  at: Date,
+): Promise<'stored' | 'duplicate' | 'unknown'> {
+  const { rows } = await db.query<{ result: string | null }>(
+    `SELECT result FROM ocpi_commands WHERE id = $1 AND connection_id = $2 AND type = $3 AND callback_secret_sha256 = $4 FOR UPDATE`,
+    [key.id, key.connection_id, key.type, tokenDigest(key.callback_secret)],
+  );
+  const row = rows[0];
+  if (!row) return 'unknown';
+  if (row.result !== null) return 'duplicate';
+  await db.query('UPDATE ocpi_commands SET result = $2, result_message = $3, result_at = $4 WHERE id = $1', [
+    key.id,
+    result.result,
+    result.message ?? null,
+    at,
+  ]);
+  return 'stored';
+}
+
+export async function findCommand(db: Queryable, id: string): Promise<StoredCommand | undefined> {
+  const { rows } = await db.query<StoredCommand>(`SELECT ${COMMAND_COLUMNS} FROM ocpi_commands WHERE id = $1`, [id]);
+  return rows[0];
+}
+
+// ---------------------------------------------------------------------------
+// Outbox
+
+export interface OutboxItem {
+  id: number;
+  connection_id: string;
+  module: string;
+  method: 'PUT' | 'PATCH' | 'POST' | 'DELETE';
+  path: string;
+  body: unknown;
+  attempts: number;
+}
+
+export async function enqueuePush(
+  db: Queryable,
+  item: { connection_id: string; module: string; method: string; path: string; body: unknown; dedupe_key?: string },
+  at: Date,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO ocpi_outbox (connection_id, module, method, path, body, dedupe_key, next_attempt_at, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+     ON CONFLICT (connection_id, dedupe_key) WHERE dedupe_key IS NOT NULL
+       DO UPDATE SET method = EXCLUDED.method, path = EXCLUDED.path, body = EXCLUDED.body, attempts = 0,
+                     next_attempt_at = EXCLUDED.next_attempt_at, last_error = NULL`,
+    [item.connection_id, item.module, item.method, item.path, item.body === undefined ? null : JSON.stringify(item.body), item.dedupe_key ?? null, at],
+  );
+}
+
+/** Due pushes, locked for this worker (other processes skip them). Call inside a transaction. */
+export async function claimDuePushes(db: Queryable, at: Date, limit: number): Promise<OutboxItem[]> {
+  const { rows } = await db.query<OutboxItem>(
+    `SELECT id, connection_id, module, method, path, body, attempts FROM ocpi_outbox
+      WHERE next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [at, limit],
+  );
+  return rows;
+}
+
+export async function completePush(db: Queryable, id: number, body: unknown): Promise<void> {
+  // A newer push of the same object may have replaced the body meanwhile: only the one sent is done.
+  await db.query('DELETE FROM ocpi_outbox WHERE id = $1 AND body IS NOT DISTINCT FROM $2::jsonb', [id, body === undefined ? null : JSON.stringify(body)]);
+}
+
+export async function postponePush(db: Queryable, id: number, next: Date, error: string): Promise<void> {
+  await db.query('UPDATE ocpi_outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1', [id, next, error.slice(0, 500)]);
+}

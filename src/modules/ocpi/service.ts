@@ -1,0 +1,119 @@
+// The OCPI module assembled: connections (credentials), receivers, tokens,
+// commands, pulls, the outbox of pushes and the periodic reconciliation.
+import type { Clock } from '../../platform/clock.ts';
+import type { OcpiConfig } from '../../platform/config.ts';
+import type { Database } from '../../platform/db.ts';
+import type { Ingestion } from '../stations/ingest.ts';
+import { createCommands } from './commands.ts';
+import { createConnections } from './connections.ts';
+import { createReceivers, type OcpiEvents } from './receivers.ts';
+import * as repo from './repository.ts';
+import { ocpiRoutes } from './routes.ts';
+import { createSync } from './sync.ts';
+import { type AuthorizationCheck, createTokens, deliverDuePushes } from './tokens.ts';
+
+export type OcpiLog = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+
+export interface OcpiDeps {
+  db: Database;
+  clock: Clock;
+  config: Pick<OcpiConfig, 'countryCode' | 'partyId' | 'businessName' | 'pageLimit' | 'requestTimeoutMs' | 'reconcileIntervalMs'>;
+  /** Base URL of our OCPI interface as peers reach it: <public base URL>/ocpi. */
+  baseUrl: string;
+  ingestion: Ingestion;
+  events?: OcpiEvents;
+  authorizationChecks?: AuthorizationCheck[];
+  log?: OcpiLog;
+}
+
+export function createOcpi(deps: OcpiDeps) {
+  const { db, clock, config } = deps;
+  const log = deps.log ?? (() => {});
+  const party = { countryCode: config.countryCode, partyId: config.partyId, businessName: config.businessName };
+  const connections = createConnections({
+    db,
+    clock,
+    identity: { ...party, baseUrl: deps.baseUrl },
+    timeoutMs: config.requestTimeoutMs,
+    // Operator names for stations: the CPO's business details as it registered them.
+    onRoles: async (roles) => {
+      const parties = roles
+        .filter((r) => r.role === 'CPO')
+        .map((r) => ({
+          country_code: r.country_code.toUpperCase(),
+          party_id: r.party_id.toUpperCase(),
+          name: r.business_details.name,
+          phone: null,
+          website: r.business_details.website ?? null,
+        }));
+      await deps.ingestion.ingest({ parties }, { notify: false });
+    },
+  });
+  const events: OcpiEvents = deps.events ?? {};
+  const receivers = createReceivers({ db, clock, ingestion: deps.ingestion, events, ocpiBaseUrl: deps.baseUrl });
+  const tokens = createTokens({ db, clock, party, ...(deps.authorizationChecks ? { checks: deps.authorizationChecks } : {}) });
+  const commands = createCommands({ db, clock, connections, ocpiBaseUrl: deps.baseUrl, timeoutMs: config.requestTimeoutMs });
+  const sync = createSync({
+    db,
+    clock,
+    connections,
+    ingestion: deps.ingestion,
+    pageLimit: config.pageLimit,
+    timeoutMs: config.requestTimeoutMs,
+    events,
+    log: (level, message, fields) => log(level, message, fields),
+  });
+
+  const timers: NodeJS.Timeout[] = [];
+  let pushing: Promise<unknown> | undefined;
+
+  const deliver = () => {
+    pushing ??= deliverDuePushes({ db, clock, auth: connections.peerAuth, timeoutMs: config.requestTimeoutMs, log: (level, m, f) => log(level, m, f) })
+      .catch((error: Error) => log('warn', 'delivering OCPI pushes failed', { err: error.message }))
+      .finally(() => {
+        pushing = undefined;
+      });
+    return pushing;
+  };
+
+  return {
+    connections,
+    receivers,
+    tokens,
+    commands,
+    sync,
+    /** The user hook of the users module: a user's token is pushed to CPOs. */
+    userChanged: tokens.userChanged,
+    routes: () => ocpiRoutes({ clock, connections, receivers, tokens, pageLimit: config.pageLimit, baseUrl: deps.baseUrl }),
+
+    /** Pulls everything changed at every connected CPO since the last pull. */
+    async reconcile(): Promise<void> {
+      for (const connection of await repo.listConnectedConnections(db)) {
+        try {
+          await sync.syncConnection(connection);
+        } catch (error) {
+          log('warn', 'reconciliation with a CPO failed; retried at the next interval', { connection: connection.name, reason: (error as Error).message });
+        }
+      }
+    },
+    deliverPushes: deliver,
+
+    /** Outbox delivery every 2 s, reconciliation at the configured interval. */
+    startBackgroundWork(): void {
+      const outbox = setInterval(() => void deliver(), 2_000);
+      outbox.unref();
+      timers.push(outbox);
+      if (config.reconcileIntervalMs > 0) {
+        const reconcile = setInterval(() => void this.reconcile(), config.reconcileIntervalMs);
+        reconcile.unref();
+        timers.push(reconcile);
+      }
+    },
+    async stop(): Promise<void> {
+      for (const timer of timers.splice(0)) clearInterval(timer);
+      await pushing;
+    },
+  };
+}
+
+export type Ocpi = ReturnType<typeof createOcpi>;
