@@ -49,7 +49,10 @@ try {
   await db.close();
 
   const files = process.argv.slice(2);
-  const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...(files.length ? files : ['test/**/*.test.ts'])], {
+  // With OCPI_RECORD_DIR, every OCPI message the tests validate is recorded (CI checks them against the official OpenAPI).
+  const record = process.env.OCPI_RECORD_DIR ? ['--import', './scripts/ocpi-record.ts'] : [];
+  const args = ['--test', '--test-concurrency=2', '--test-timeout=120000', ...record, ...(files.length ? files : ['test/**/*.test.ts'])];
+  const child = spawn(process.execPath, args, {
     stdio: 'inherit',
     env: { ...process.env, CA_TEST_ADMIN_URL: adminUrl.toString(), CA_TEST_TEMPLATE: template, CA_TEST_DB_PREFIX: prefix },
   });

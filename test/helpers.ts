@@ -6,6 +6,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { createClientsService } from '../src/modules/clients/service.ts';
+import { createOcpi, type Ocpi } from '../src/modules/ocpi/service.ts';
 import type { PaymentProcessor } from '../src/modules/payments/processor.ts';
 import { createPaymentsService, type PaymentMethodRemovalGuard, type PaymentsService } from '../src/modules/payments/service.ts';
 import { createStripeProcessor, STRIPE_API_VERSION } from '../src/modules/payments/stripe-processor.ts';
@@ -90,8 +91,10 @@ export interface TestContext {
   processor: PaymentProcessor;
   /** The payments module over the same database and processor (holds have no HTTP route of their own). */
   payments: PaymentsService;
-  /** With `payments.webhooks`: the app's plain-HTTP loopback address, where the sandbox delivers webhooks. */
+  /** With `payments.webhooks` or `listen`: the app's plain-HTTP loopback address. */
   address: string | undefined;
+  /** The OCPI module (its routes are under /ocpi). */
+  ocpi: Ocpi;
   /** Creates an API client with a token. */
   newClient(name?: string): Promise<{ clientId: string; token: string; jti: string }>;
   call(method: string, url: string, options?: CallOptions): Promise<TestResponse>;
@@ -107,11 +110,27 @@ export interface TestAppOptions {
     webhooks?: boolean;
     removalGuards?: PaymentMethodRemovalGuard[];
   };
+  /** Listen on this loopback port (0: any) so peers (the sandbox CPO network) can call the app; PUBLIC_BASE_URL follows. */
+  listen?: number;
+}
+
+/** A free loopback port (for a server whose public URL must be known before it listens). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as import('node:net').AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 export async function setupTestApp(options: TestAppOptions = {}): Promise<TestContext> {
   const { db, drop } = await createTestDatabase();
-  const config = testConfig(options.env);
+  const port = options.listen === undefined ? undefined : options.listen || (await freePort());
+  const config = testConfig({ ...(port === undefined ? {} : { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }), ...options.env });
   const clock = manualClock(new Date());
   const keys = testKeys();
   const clients = createClientsService({ db, clock, jwt: config.jwt, keys, cacheTtlMs: options.authCacheTtlMs ?? config.authCacheTtlMs });
@@ -127,7 +146,9 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     sandbox: true,
   });
   const removalGuards = options.payments?.removalGuards ?? [];
+  const ocpi = createOcpi({ db, clock, config: config.ocpi, baseUrl: `${config.publicBaseUrl}/ocpi`, ingestion });
   const app = await buildApp({
+    ocpi,
     config,
     db,
     clock,
@@ -144,8 +165,9 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     removalGuards,
   });
   let address: string | undefined;
+  if (port !== undefined) address = await app.listen({ host: '127.0.0.1', port });
   if (options.payments?.webhooks) {
-    address = await app.listen({ host: '127.0.0.1', port: 0 });
+    address ??= await app.listen({ host: '127.0.0.1', port: 0 });
     sandbox.addWebhookEndpoint({ url: `${address}/webhooks/stripe` });
     sandbox.startBackgroundWork(100);
   }
@@ -163,7 +185,9 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     processor,
     payments,
     address,
+    ocpi,
     async close() {
+      await ocpi.stop();
       await app.close();
       await sandbox.close();
       await drop();

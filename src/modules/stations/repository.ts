@@ -177,10 +177,11 @@ export async function updateEvseStatus(db: Queryable, change: EvseStatusChange):
   const { rowCount } = await db.query(
     `UPDATE ocpi_evses
         SET status = $5,
-            data = jsonb_set(jsonb_set(data, '{status}', to_jsonb($5::text)), '{last_updated}', to_jsonb($6::text)),
+            data = jsonb_set(jsonb_set(data, '{status}', to_jsonb($5::text)), '{last_updated}', to_jsonb($7::text)),
             last_updated = $6
       WHERE country_code = $1 AND party_id = $2 AND location_id = $3 AND uid = $4 AND last_updated <= $6`,
-    [change.country_code, change.party_id, change.location_id, change.uid, change.status, change.last_updated],
+    // The stamp twice: as a timestamp to compare, and as the CPO wrote it for the stored object ($6::text would be PostgreSQL's format).
+    [change.country_code, change.party_id, change.location_id, change.uid, change.status, change.last_updated, change.last_updated],
   );
   return rowCount === 1;
 }

@@ -1,0 +1,404 @@
+// The OCPI interface CPOs call, through HTTP: authentication by credentials
+// token, the envelope and status codes, Location/EVSE/Connector PUT and PATCH
+// semantics, Tariffs, Sessions (charging periods appended), immutable CDRs,
+// command results, and our Tokens sender interface.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import * as repo from '../src/modules/ocpi/repository.ts';
+import { parseAuthorizationInfo, parseToken } from '../src/ocpi/validate.ts';
+import { setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
+import { ocpiLocation, ocpiTariff } from './stations-fixtures.ts';
+
+let ctx: TestContext;
+let token: string;
+let otherToken: string;
+
+const b64 = (t: string) => Buffer.from(t, 'utf8').toString('base64');
+const auth = (t: string) => ({ authorization: `Token ${b64(t)}` });
+
+async function connectedPeer(name: string, parties: { country_code: string; party_id: string }[], options: { rawTokens?: boolean } = {}): Promise<string> {
+  const invite = await ctx.ocpi.connections.invite({ name, ...(options.rawTokens ? { rawTokens: true } : {}) });
+  const connection = await ctx.ocpi.connections.findByName(invite.name);
+  assert.ok(connection);
+  const incoming = randomBytes(16).toString('hex');
+  await repo.storeCredentials(
+    ctx.db,
+    connection.id,
+    {
+      incoming_token: incoming,
+      outgoing_token: 'unused',
+      versions_url: 'http://127.0.0.1:9/versions',
+      version: '2.2.1',
+      endpoints: [],
+      roles: parties.map((p) => ({ role: 'CPO', ...p, business_details: { name: `${name} operator` } })),
+    },
+    ctx.clock.now(),
+  );
+  ctx.ocpi.connections.forgetCachedTokens();
+  return incoming;
+}
+
+async function ocpi(method: string, path: string, body?: unknown, as: string = token, headers: Record<string, string> = {}): Promise<TestResponse> {
+  return ctx.call(method, `/ocpi${path}`, { headers: { ...auth(as), ...headers }, ...(body === undefined ? {} : { body }) });
+}
+
+function assertEnvelope(res: TestResponse, httpStatus: number, statusCode: number): void {
+  assert.equal(res.status, httpStatus, res.text);
+  assert.equal(res.body.status_code, statusCode, res.text);
+  assert.ok(!Number.isNaN(Date.parse(res.body.timestamp)));
+  assert.ok(res.headers['x-request-id']);
+  assert.ok(res.headers['x-correlation-id']);
+}
+
+before(async () => {
+  ctx = await setupTestApp();
+  token = await connectedPeer('cpo-one', [{ country_code: 'DE', party_id: 'ABC' }]);
+  otherToken = await connectedPeer('cpo-two', [{ country_code: 'NL', party_id: 'XYZ' }]);
+});
+after(() => ctx.close());
+
+describe('OCPI authentication and envelope', () => {
+  it('refuses a missing, malformed or unknown token with 401 and an envelope', async () => {
+    for (const headers of [{}, { authorization: 'Bearer abc' }, auth('nope')]) {
+      const res = await ctx.call('GET', '/ocpi/versions', { headers });
+      assertEnvelope(res, 401, 2000);
+    }
+  });
+
+  it('serves versions and version details with the 2.2.1 endpoints', async () => {
+    const versions = await ocpi('GET', '/versions');
+    assertEnvelope(versions, 200, 1000);
+    assert.deepEqual(versions.body.data, [{ version: '2.2.1', url: `${ctx.config.publicBaseUrl}/ocpi/2.2.1` }]);
+    const details = await ocpi('GET', '/2.2.1');
+    assertEnvelope(details, 200, 1000);
+    const ids = details.body.data.endpoints.map((e: { identifier: string; role: string }) => `${e.identifier}:${e.role}`);
+    for (const wanted of [
+      'credentials:SENDER',
+      'locations:RECEIVER',
+      'tariffs:RECEIVER',
+      'sessions:RECEIVER',
+      'cdrs:RECEIVER',
+      'commands:SENDER',
+      'tokens:SENDER',
+    ]) {
+      assert.ok(ids.includes(wanted), wanted);
+    }
+  });
+
+  it('echoes X-Request-ID and X-Correlation-ID', async () => {
+    const res = await ocpi('GET', '/versions', undefined, token, { 'x-request-id': 'peer-request-0001', 'x-correlation-id': 'corr-42' });
+    assert.equal(res.headers['x-request-id'], 'peer-request-0001');
+    assert.equal(res.headers['x-correlation-id'], 'corr-42');
+  });
+
+  it('accepts a TOKEN_A only on versions and credentials', async () => {
+    const invite = await ctx.ocpi.connections.invite({ name: 'pending' });
+    assertEnvelope(await ocpi('GET', '/versions', undefined, invite.token), 200, 1000);
+    assertEnvelope(await ocpi('GET', '/2.2.1/tokens', undefined, invite.token), 401, 2000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/L1', ocpiLocation({ id: 'L1', lat: 52.5, lon: 13.4 }), invite.token), 401, 2000);
+  });
+
+  it('accepts an unencoded token only from a connection configured for it', async () => {
+    const raw = await connectedPeer('old-peer', [{ country_code: 'BE', party_id: 'OLD' }], { rawTokens: true });
+    const res = await ctx.call('GET', '/ocpi/versions', { headers: { authorization: `Token ${raw}` } });
+    assertEnvelope(res, 200, 1000);
+    const strict = await ctx.call('GET', '/ocpi/versions', { headers: { authorization: `Token ${token}` } });
+    assertEnvelope(strict, 401, 2000);
+  });
+
+  it('answers 404 with an envelope for an unknown OCPI path', async () => {
+    assertEnvelope(await ocpi('GET', '/2.2.1/nothing-here'), 404, 2000);
+  });
+});
+
+describe('Locations receiver', () => {
+  const base = '/2.2.1/locations/DE/ABC';
+
+  it('stores a PUT location and serves it back, its EVSEs and connectors', async () => {
+    const location = ocpiLocation({ id: 'LOC1', lat: 52.52, lon: 13.405, evses: [{}, { kw: 150, standard: 'IEC_62196_T2_COMBO' }] });
+    assertEnvelope(await ocpi('PUT', `${base}/LOC1`, location), 200, 1000);
+    const got = await ocpi('GET', `${base}/LOC1`);
+    assertEnvelope(got, 200, 1000);
+    assert.equal(got.body.data.id, 'LOC1');
+    assert.deepEqual(
+      got.body.data.evses.map((e: { uid: string }) => e.uid),
+      ['LOC1-1', 'LOC1-2'],
+    );
+    const evse = await ocpi('GET', `${base}/LOC1/LOC1-2`);
+    assert.equal(evse.body.data.connectors[0].standard, 'IEC_62196_T2_COMBO');
+    const connector = await ocpi('GET', `${base}/LOC1/LOC1-2/1`);
+    assert.equal(connector.body.data.id, '1');
+    await ctx.catalogue.reload();
+    const station = ctx.catalogue.station({ evseId: 'DE*ABC*ELOC12' });
+    assert.ok(station, 'the catalogue shows the pushed location');
+  });
+
+  it('refuses ids in the body that differ from the URL with 2001', async () => {
+    const location = ocpiLocation({ id: 'OTHER', lat: 52.52, lon: 13.405 });
+    assertEnvelope(await ocpi('PUT', `${base}/LOC2`, location), 400, 2001);
+    const wrongParty = { ...ocpiLocation({ id: 'LOC2', lat: 52.5, lon: 13.4 }), party_id: 'ZZZ' };
+    assertEnvelope(await ocpi('PUT', `${base}/LOC2`, wrongParty), 400, 2001);
+  });
+
+  it('refuses malformed bodies with 2001 and names the field; nothing is stored', async () => {
+    const broken = { ...ocpiLocation({ id: 'BAD', lat: 52.5, lon: 13.4 }), coordinates: { latitude: 'north', longitude: '13.4' } };
+    const res = await ocpi('PUT', `${base}/BAD`, broken);
+    assertEnvelope(res, 400, 2001);
+    assert.match(res.body.status_message, /coordinates/);
+    assertEnvelope(await ocpi('GET', `${base}/BAD`), 404, 2003);
+    const notJson = await ctx.call('PUT', `/ocpi${base}/BAD`, { headers: { ...auth(token), 'content-type': 'application/json' }, body: '{"id": ' });
+    assertEnvelope(notJson, 400, 2001);
+  });
+
+  it('refuses objects of a party the connection did not register with 404', async () => {
+    const location = { ...ocpiLocation({ id: 'NLLOC', lat: 52.37, lon: 4.89 }), country_code: 'NL', party_id: 'XYZ' };
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/NL/XYZ/NLLOC', location), 404, 2000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/NL/XYZ/NLLOC', location, otherToken), 200, 1000);
+    assertEnvelope(await ocpi('GET', '/2.2.1/locations/NL/XYZ/NLLOC'), 404, 2000);
+  });
+
+  it('PATCHes an EVSE status in place, and refuses a PATCH without last_updated', async () => {
+    const res = await ocpi('PATCH', `${base}/LOC1/LOC1-1`, { status: 'CHARGING', last_updated: '2026-02-01T10:00:00Z' });
+    assertEnvelope(res, 200, 1000);
+    const evse = await ocpi('GET', `${base}/LOC1/LOC1-1`);
+    assert.equal(evse.body.data.status, 'CHARGING');
+    assert.equal(evse.body.data.last_updated, '2026-02-01T10:00:00Z');
+    const location = await ocpi('GET', `${base}/LOC1`);
+    assert.equal(Date.parse(location.body.data.last_updated), Date.parse('2026-02-01T10:00:00Z'), 'the parent location moves with its EVSE');
+    assertEnvelope(await ocpi('PATCH', `${base}/LOC1/LOC1-1`, { status: 'AVAILABLE' }), 400, 2001);
+    assertEnvelope(await ocpi('PATCH', `${base}/LOC1/LOC1-1`, { status: 'PARTY', last_updated: '2026-02-01T10:01:00Z' }), 400, 2001);
+  });
+
+  it('ignores an older PATCH than what is stored', async () => {
+    assertEnvelope(await ocpi('PATCH', `${base}/LOC1/LOC1-1`, { status: 'AVAILABLE', last_updated: '2026-01-15T00:00:00Z' }), 200, 1000);
+    const evse = await ocpi('GET', `${base}/LOC1/LOC1-1`);
+    assert.equal(evse.body.data.status, 'CHARGING');
+  });
+
+  it('answers 2003 for a PATCH or GET of an unknown location or EVSE', async () => {
+    assertEnvelope(await ocpi('PATCH', `${base}/NOPE/1`, { status: 'AVAILABLE', last_updated: '2026-03-01T00:00:00Z' }), 404, 2003);
+    assertEnvelope(await ocpi('PATCH', `${base}/LOC1/NOPE`, { status: 'AVAILABLE', last_updated: '2026-03-01T00:00:00Z' }), 404, 2003);
+    assertEnvelope(await ocpi('GET', `${base}/NOPE`), 404, 2003);
+    assertEnvelope(await ocpi('PUT', `${base}/NOPE/x-1`, ocpiLocation({ id: 'x', lat: 1, lon: 1 }).evses?.[0]), 404, 2003);
+  });
+
+  it('PATCHes other EVSE and location fields by merging, keeping the rest', async () => {
+    assertEnvelope(await ocpi('PATCH', `${base}/LOC1/LOC1-2`, { floor_level: '-1', last_updated: '2026-02-02T00:00:00Z' }), 200, 1000);
+    const evse = await ocpi('GET', `${base}/LOC1/LOC1-2`);
+    assert.equal(evse.body.data.floor_level, '-1');
+    assert.equal(evse.body.data.connectors.length, 1);
+    assertEnvelope(await ocpi('PATCH', `${base}/LOC1`, { name: 'Renamed', last_updated: '2026-02-03T00:00:00Z' }), 200, 1000);
+    const location = await ocpi('GET', `${base}/LOC1`);
+    assert.equal(location.body.data.name, 'Renamed');
+    assert.equal(location.body.data.evses.length, 2);
+    assertEnvelope(await ocpi('PATCH', `${base}/LOC1`, { coordinates: { latitude: 'x' }, last_updated: '2026-02-04T00:00:00Z' }), 400, 2001);
+  });
+
+  it('adds an EVSE by PUT, and replaces a connector by PUT, moving the parents’ last_updated', async () => {
+    const extra = {
+      ...(ocpiLocation({ id: 'LOC1', lat: 52.52, lon: 13.405 }).evses?.[0] as object),
+      uid: 'LOC1-3',
+      evse_id: 'DE*ABC*ELOC13',
+      last_updated: '2026-02-05T00:00:00Z',
+    };
+    assertEnvelope(await ocpi('PUT', `${base}/LOC1/LOC1-3`, extra), 200, 1000);
+    const location = await ocpi('GET', `${base}/LOC1`);
+    assert.deepEqual(
+      location.body.data.evses.map((e: { uid: string }) => e.uid),
+      ['LOC1-1', 'LOC1-2', 'LOC1-3'],
+    );
+    const connector = { ...(location.body.data.evses[2].connectors[0] as object), max_electric_power: 11000, last_updated: '2026-02-06T00:00:00Z' };
+    assertEnvelope(await ocpi('PUT', `${base}/LOC1/LOC1-3/1`, connector), 200, 1000);
+    const evse = await ocpi('GET', `${base}/LOC1/LOC1-3`);
+    assert.equal(evse.body.data.connectors[0].max_electric_power, 11000);
+    assert.equal(evse.body.data.last_updated, '2026-02-06T00:00:00Z');
+    const again = await ocpi('GET', `${base}/LOC1`);
+    assert.equal(Date.parse(again.body.data.last_updated), Date.parse('2026-02-06T00:00:00Z'));
+    assertEnvelope(await ocpi('PUT', `${base}/LOC1/LOC1-4`, { ...extra, uid: 'LOC1-5' }), 400, 2001);
+  });
+});
+
+describe('Tariffs receiver', () => {
+  it('stores, serves and deletes a tariff; refuses mismatched ids', async () => {
+    const tariff = ocpiTariff('T1', 0.39);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/tariffs/DE/ABC/T1', tariff), 200, 1000);
+    const got = await ocpi('GET', '/2.2.1/tariffs/DE/ABC/T1');
+    assert.equal(got.body.data.elements[0].price_components[0].price, 0.39);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/tariffs/DE/ABC/T2', tariff), 400, 2001);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/tariffs/DE/ABC/T3', { ...ocpiTariff('T3', 0.3), elements: [] }), 400, 2001);
+    assertEnvelope(await ocpi('DELETE', '/2.2.1/tariffs/DE/ABC/T1'), 200, 1000);
+    assertEnvelope(await ocpi('GET', '/2.2.1/tariffs/DE/ABC/T1'), 404, 2000);
+    assertEnvelope(await ocpi('DELETE', '/2.2.1/tariffs/DE/ABC/T1'), 404, 2000);
+  });
+});
+
+function session(id: string, overrides: Record<string, unknown> = {}) {
+  return {
+    country_code: 'DE',
+    party_id: 'ABC',
+    id,
+    start_date_time: '2026-02-10T10:00:00Z',
+    kwh: 0,
+    cdr_token: { country_code: 'DE', party_id: 'CAX', uid: 'u1', type: 'APP_USER', contract_id: 'DE-CAX-C1' },
+    auth_method: 'COMMAND',
+    authorization_reference: `auth-${id}`,
+    location_id: 'LOC1',
+    evse_uid: 'LOC1-1',
+    connector_id: '1',
+    currency: 'EUR',
+    status: 'ACTIVE',
+    last_updated: '2026-02-10T10:00:00Z',
+    ...overrides,
+  };
+}
+
+const period = (start: string, kwh: number) => ({ start_date_time: start, dimensions: [{ type: 'ENERGY', volume: kwh }] });
+
+describe('Sessions receiver', () => {
+  it('stores a PUT session, appends PATCHed charging periods, replaces them on PUT', async () => {
+    assertEnvelope(await ocpi('PUT', '/2.2.1/sessions/DE/ABC/S1', session('S1', { charging_periods: [period('2026-02-10T10:00:00Z', 1)] })), 200, 1000);
+    assertEnvelope(
+      await ocpi('PATCH', '/2.2.1/sessions/DE/ABC/S1', { kwh: 3, charging_periods: [period('2026-02-10T10:05:00Z', 2)], last_updated: '2026-02-10T10:05:00Z' }),
+      200,
+      1000,
+    );
+    assertEnvelope(await ocpi('PATCH', '/2.2.1/sessions/DE/ABC/S1', { kwh: 4, last_updated: '2026-02-10T10:06:00Z' }), 200, 1000);
+    let got = await ocpi('GET', '/2.2.1/sessions/DE/ABC/S1');
+    assert.equal(got.body.data.kwh, 4);
+    assert.equal(got.body.data.charging_periods.length, 2);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/sessions/DE/ABC/S1', session('S1', { kwh: 5, last_updated: '2026-02-10T10:07:00Z' })), 200, 1000);
+    got = await ocpi('GET', '/2.2.1/sessions/DE/ABC/S1');
+    assert.equal(got.body.data.charging_periods?.length ?? 0, 0);
+  });
+
+  it('refuses a PATCH of an unknown session, a PATCH without last_updated, and an invalid session', async () => {
+    assertEnvelope(await ocpi('PATCH', '/2.2.1/sessions/DE/ABC/NOPE', { kwh: 1, last_updated: '2026-02-10T10:05:00Z' }), 404, 2000);
+    assertEnvelope(await ocpi('PATCH', '/2.2.1/sessions/DE/ABC/S1', { kwh: 1 }), 400, 2001);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/sessions/DE/ABC/S2', session('S2', { status: 'SLEEPING' })), 400, 2001);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/sessions/DE/ABC/S3', session('S4')), 400, 2001);
+  });
+
+  it('keeps another connection away from a session', async () => {
+    assertEnvelope(await ocpi('GET', '/2.2.1/sessions/DE/ABC/S1', undefined, otherToken), 404, 2000);
+  });
+});
+
+describe('CDRs receiver', () => {
+  const cdr = {
+    country_code: 'DE',
+    party_id: 'ABC',
+    id: 'CDR1',
+    start_date_time: '2026-02-10T10:00:00Z',
+    end_date_time: '2026-02-10T11:00:00Z',
+    session_id: 'S1',
+    cdr_token: { country_code: 'DE', party_id: 'CAX', uid: 'u1', type: 'APP_USER', contract_id: 'DE-CAX-C1' },
+    auth_method: 'COMMAND',
+    cdr_location: {
+      id: 'LOC1',
+      address: 'Street 1',
+      city: 'Berlin',
+      country: 'DEU',
+      coordinates: { latitude: '52.520000', longitude: '13.405000' },
+      evse_uid: 'LOC1-1',
+      evse_id: 'DE*ABC*ELOC11',
+      connector_id: '1',
+      connector_standard: 'IEC_62196_T2',
+      connector_format: 'CABLE',
+      connector_power_type: 'AC_3_PHASE',
+    },
+    currency: 'EUR',
+    charging_periods: [period('2026-02-10T10:00:00Z', 10)],
+    total_cost: { excl_vat: 3.9, incl_vat: 4.64 },
+    total_energy: 10,
+    total_time: 1,
+    last_updated: '2026-02-10T11:00:00Z',
+  };
+
+  it('stores a CDR once, answers its URL in Location, and serves it back', async () => {
+    const res = await ocpi('POST', '/2.2.1/cdrs', cdr);
+    assertEnvelope(res, 200, 1000);
+    assert.equal(res.headers.location, `${ctx.config.publicBaseUrl}/ocpi/2.2.1/cdrs/DE/ABC/CDR1`);
+    const again = await ocpi('POST', '/2.2.1/cdrs', { ...cdr, total_cost: { excl_vat: 99, incl_vat: 117.81 } });
+    assertEnvelope(again, 200, 1000);
+    const got = await ocpi('GET', '/2.2.1/cdrs/DE/ABC/CDR1');
+    assert.equal(got.body.data.total_cost.excl_vat, 3.9, 'a CDR is immutable');
+    assertEnvelope(await ocpi('GET', '/2.2.1/cdrs/DE/ABC/CDR1', undefined, otherToken), 404, 2000);
+  });
+
+  it('refuses an invalid CDR and one of another party', async () => {
+    const { total_cost: _omitted, ...incomplete } = cdr;
+    assertEnvelope(await ocpi('POST', '/2.2.1/cdrs', { ...incomplete, id: 'CDR2' }), 400, 2001);
+    assertEnvelope(await ocpi('POST', '/2.2.1/cdrs', { ...cdr, id: 'CDR3', party_id: 'QQQ' }), 404, 2000);
+  });
+});
+
+describe('Command results', () => {
+  it('accepts the result only at the command’s own response_url, once', async () => {
+    const invite = await ctx.ocpi.connections.findByName('cpo-one');
+    assert.ok(invite);
+    const id = '00000000-0000-4000-8000-000000000001';
+    await repo.insertCommand(ctx.db, { id, connection_id: invite.id, type: 'START_SESSION', callback_secret: 's3cret', request: {} }, ctx.clock.now());
+    assertEnvelope(await ocpi('POST', `/2.2.1/commands/START_SESSION/${id}/wrong`, { result: 'ACCEPTED' }), 404, 2000);
+    assertEnvelope(await ocpi('POST', `/2.2.1/commands/START_SESSION/${id}/s3cret`, { result: 'ACCEPTED' }, otherToken), 404, 2000);
+    assertEnvelope(await ocpi('POST', `/2.2.1/commands/START_SESSION/${id}/s3cret`, { result: 'MAYBE' }), 400, 2001);
+    assertEnvelope(await ocpi('POST', `/2.2.1/commands/START_SESSION/${id}/s3cret`, { result: 'ACCEPTED' }), 200, 1000);
+    assertEnvelope(await ocpi('POST', `/2.2.1/commands/START_SESSION/${id}/s3cret`, { result: 'FAILED' }), 200, 1000);
+    const stored = await repo.findCommand(ctx.db, id);
+    assert.equal(stored?.result, 'ACCEPTED');
+  });
+});
+
+describe('Tokens sender', () => {
+  it('lists every user as an APP_USER token, paginated with Link, X-Total-Count and X-Limit', async () => {
+    const client = await ctx.newClient();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await ctx.call('POST', '/api/v1/users/', { token: client.token, body: { email: `t${i}@example.com` } });
+      assert.equal(res.status, 201, res.text);
+      ids.push(res.body.id);
+      ctx.clock.advance(1_000);
+    }
+    let url: string | undefined = '/2.2.1/tokens?limit=2';
+    const seen: string[] = [];
+    let pages = 0;
+    while (url) {
+      const res = await ocpi('GET', url);
+      assertEnvelope(res, 200, 1000);
+      assert.equal(res.headers['x-total-count'], '5');
+      assert.equal(res.headers['x-limit'], '2');
+      for (const t of res.body.data) {
+        const parsed = parseToken(t);
+        assert.ok(parsed.ok, JSON.stringify(parsed));
+        assert.equal(t.type, 'APP_USER');
+        assert.match(t.contract_id, /^DE-CAX-C[0-9A-Z]{12}$/);
+        seen.push(t.uid);
+      }
+      const link = res.headers.link as string | undefined;
+      url = link
+        ? new URL(/<([^>]+)>/.exec(link)?.[1] as string).pathname.replace(/^\/ocpi/, '') + new URL(/<([^>]+)>/.exec(link)?.[1] as string).search
+        : undefined;
+      pages++;
+    }
+    assert.equal(pages, 3);
+    assert.deepEqual(seen, ids);
+    assertEnvelope(await ocpi('GET', '/2.2.1/tokens?limit=abc'), 400, 2001);
+    const from = await ocpi('GET', `/2.2.1/tokens?date_from=${encodeURIComponent(new Date(ctx.clock.now().getTime() - 2_500).toISOString())}`);
+    assert.equal(from.body.data.length, 2);
+  });
+
+  it('authorizes a live user ALLOWED, a deleted one BLOCKED, an unknown token 2004', async () => {
+    const client = await ctx.newClient();
+    const user = await ctx.call('POST', '/api/v1/users/', { token: client.token, body: {} });
+    const allowed = await ocpi('POST', `/2.2.1/tokens/${user.body.id}/authorize?type=APP_USER`, { location_id: 'LOC1' });
+    assertEnvelope(allowed, 200, 1000);
+    assert.ok(parseAuthorizationInfo(allowed.body.data).ok);
+    assert.equal(allowed.body.data.allowed, 'ALLOWED');
+    assert.equal(allowed.body.data.location.location_id, 'LOC1');
+    assert.equal((await ctx.call('DELETE', `/api/v1/users/${user.body.id}/`, { token: client.token })).status, 204);
+    const blocked = await ocpi('POST', `/2.2.1/tokens/${user.body.id}/authorize?type=APP_USER`);
+    assert.equal(blocked.body.data.allowed, 'BLOCKED');
+    assertEnvelope(await ocpi('POST', `/2.2.1/tokens/${user.body.id}/authorize`), 404, 2004);
+    assertEnvelope(await ocpi('POST', '/2.2.1/tokens/not-a-user/authorize?type=APP_USER'), 404, 2004);
+  });
+});
