@@ -8,6 +8,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { buildApp } from './app.ts';
 import { createClientsService } from './modules/clients/service.ts';
+import { createOcpi, type Ocpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
 import { purgeHandledWebhookEvents, sweepPendingHolds } from './modules/payments/service.ts';
 import { createStripeProcessor, STRIPE_API_VERSION } from './modules/payments/stripe-processor.ts';
@@ -66,6 +67,7 @@ export async function main(): Promise<void> {
   let stopListening: (() => Promise<void>) | undefined;
   let sandbox: StripeSandbox | undefined;
   let processor: PaymentProcessor | undefined;
+  let ocpi: Ocpi | undefined;
   try {
     const migrations = await migrate(db);
     if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
@@ -91,12 +93,23 @@ export async function main(): Promise<void> {
       log.info({ client_id: demo.clientId, file: demoTokenFile }, 'created the demo API client; its token is in the file');
     }
 
-    if (config.stationsDefaultLocations > 0 && (await countLocations(db)) === 0) {
+    const ingestion = createIngestion({ db, clock });
+    // Without the sandbox CPO network (which delivers the default catalogue over OCPI), a first start loads it directly.
+    if (!config.ocpi.cpoSandbox.enabled && config.stationsDefaultLocations > 0 && (await countLocations(db)) === 0) {
       const started = performance.now();
       log.info({ locations: config.stationsDefaultLocations, seed: config.stationsSeed }, 'first start: loading a generated station catalogue');
-      const loaded = await loadGeneratedCatalogue(createIngestion({ db, clock }), { locations: config.stationsDefaultLocations, seed: config.stationsSeed });
+      const loaded = await loadGeneratedCatalogue(ingestion, { locations: config.stationsDefaultLocations, seed: config.stationsSeed });
       log.info({ ...loaded, ms: Math.round(performance.now() - started) }, 'generated station catalogue loaded');
     }
+    const ocpiLog = log.child({ component: 'ocpi' });
+    ocpi = createOcpi({
+      db,
+      clock,
+      config: config.ocpi,
+      baseUrl: `${config.publicBaseUrl}/ocpi`,
+      ingestion,
+      log: (level, message, fields) => ocpiLog[level](fields ?? {}, message),
+    });
     const catalogue = createCatalogue({ db, clock, pricing: config.pricing, log: (message, fields) => log.info(fields ?? {}, message) });
     await catalogue.reload();
     // Every process follows catalogue changes made by any other (OCPI pushes, imports from the CLI).
@@ -141,6 +154,7 @@ export async function main(): Promise<void> {
       clock,
       authenticate: clients.authenticate,
       catalogue,
+      ocpi,
       payments: { processor, ...(sandbox ? { processorRoutes: sandboxBrowserRoutes(sandbox) } : {}) },
       loggerInstance: log,
       serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler) : createHttpServer(handler)),
@@ -165,6 +179,8 @@ export async function main(): Promise<void> {
       });
       sandbox.startBackgroundWork();
     }
+
+    ocpi.startBackgroundWork();
 
     const scheme = config.trustProxy ? 'http' : 'https';
     const shownHost = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -210,6 +226,7 @@ export async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down: finishing in-flight requests');
     clearInterval(housekeeping);
+    await ocpi?.stop().catch(() => {});
     const force = setTimeout(() => app.server.closeAllConnections(), config.shutdownGraceMs);
     force.unref();
     await app.close().catch((error: Error) => log.error({ err: error }, 'closing the HTTP server failed'));

@@ -3,6 +3,9 @@
 // whether or not the service is running.
 import { parseArgs } from 'node:util';
 import { createClientsService, parseDuration } from '../modules/clients/service.ts';
+import type { Connection } from '../modules/ocpi/repository.ts';
+import { createOcpi } from '../modules/ocpi/service.ts';
+import type { SyncProgress } from '../modules/ocpi/sync.ts';
 import { createIngestion } from '../modules/stations/ingest.ts';
 import { importOcpiFile, loadGeneratedCatalogue, type Progress } from '../modules/stations/loader.ts';
 import * as stationsRepo from '../modules/stations/repository.ts';
@@ -26,6 +29,14 @@ Commands:
   partners add NAME --logo-url URL                          mark an operator as partner (with its logo)
   partners list [--json]                                    list partner operators
   partners remove NAME                                      unmark a partner
+  cpo connect --versions-url URL --token TOKEN_A [--party CC*PID] [--name NAME] [--raw-tokens]
+                                                            register with a CPO (OCPI credentials handshake; the service must
+                                                            be running: the CPO fetches our endpoints), then pull its data
+  cpo invite [--name NAME] [--raw-tokens] [--json]          issue a TOKEN_A for a CPO that registers with us
+  cpo list [--json]                                         list CPO connections
+  cpo disconnect NAME                                       unregister at the CPO and stop using the connection
+  cpo sync NAME [--full]                                    pull the CPO's locations, tariffs, sessions and CDRs now
+  cpo rotate NAME                                           renew both credentials tokens of a connection
   migrate                                                   apply database migrations
 
 The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).`;
@@ -85,6 +96,34 @@ function progress(unit: string): Progress | undefined {
   };
 }
 
+function ocpiOf(session: Session) {
+  const { config, db } = session;
+  return createOcpi({
+    db,
+    clock: systemClock,
+    config: config.ocpi,
+    baseUrl: `${config.publicBaseUrl}/ocpi`,
+    ingestion: createIngestion({ db, clock: systemClock }),
+    log: (level, message, fields) => {
+      if (level !== 'info') process.stderr.write(`${level}: ${message} ${JSON.stringify(fields ?? {})}\n`);
+    },
+  });
+}
+
+/** What `cpo list` shows of a connection (never its tokens). */
+function connectionView(c: Connection) {
+  const cpo = c.roles.find((r) => r.role === 'CPO');
+  return { name: c.name, country_code: cpo?.country_code ?? null, party_id: cpo?.party_id ?? null, status: c.status, versions_url: c.versions_url };
+}
+
+function syncProgress(): SyncProgress | undefined {
+  const bars = new Map<string, Progress | undefined>();
+  return (module, done, total) => {
+    if (!bars.has(module)) bars.set(module, progress(module));
+    bars.get(module)?.(done, total);
+  };
+}
+
 function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
@@ -100,6 +139,11 @@ async function run(argv: string[]): Promise<void> {
       locations: { type: 'string' },
       seed: { type: 'string' },
       'logo-url': { type: 'string' },
+      'versions-url': { type: 'string' },
+      token: { type: 'string' },
+      party: { type: 'string' },
+      'raw-tokens': { type: 'boolean', default: false },
+      full: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -122,12 +166,21 @@ async function run(argv: string[]): Promise<void> {
     'partners add',
     'partners list',
     'partners remove',
+    'cpo connect',
+    'cpo invite',
+    'cpo list',
+    'cpo disconnect',
+    'cpo sync',
+    'cpo rotate',
     'migrate',
   ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"`);
   if (command === 'clients create' && !values.name) throw new UsageError('clients create needs --name NAME');
   if (['clients disable', 'tokens issue', 'tokens revoke'].includes(command) && !arg) throw new UsageError(`${command} needs an id`);
-  if (['stations import', 'partners add', 'partners remove'].includes(command) && !arg) throw new UsageError(`${command} needs an argument`);
+  if (['stations import', 'partners add', 'partners remove', 'cpo disconnect', 'cpo sync', 'cpo rotate'].includes(command) && !arg) {
+    throw new UsageError(`${command} needs an argument`);
+  }
+  if (command === 'cpo connect' && (!values['versions-url'] || !values.token)) throw new UsageError('cpo connect needs --versions-url URL and --token TOKEN_A');
   const locations = values.locations === undefined ? undefined : positiveInteger('--locations', values.locations);
   const seed = values.seed === undefined ? 1 : positiveInteger('--seed', values.seed, 0);
   if (command === 'stations generate' && locations === undefined) throw new UsageError('stations generate needs --locations N');
@@ -209,6 +262,70 @@ async function run(argv: string[]): Promise<void> {
         if (!(await stationsRepo.deletePartner(session.db, arg as string))) throw new Error(`no partner named ${arg}`);
         await stationsRepo.notifyCatalogueChanged(session.db, { kind: 'reload' });
         print(json, { name: arg, removed: true }, `partner ${arg} removed`);
+        break;
+      }
+      case 'cpo connect': {
+        const ocpi = ocpiOf(session);
+        const connection = await ocpi.connections.connect({
+          versionsUrl: values['versions-url'] as string,
+          token: values.token as string,
+          ...(values.party ? { party: values.party } : {}),
+          ...(values.name ? { name: values.name } : {}),
+          rawTokens: values['raw-tokens'] ?? false,
+        });
+        process.stderr.write(`connected to ${connection.name}; pulling its tariffs and locations\n`);
+        const counts = await ocpi.sync.syncConnection(connection, { full: true, onProgress: syncProgress() });
+        print(
+          json,
+          { ...connectionView(connection), synced: counts },
+          `connected: ${connection.name}; pulled ${counts.locations} locations, ${counts.tariffs} tariffs`,
+        );
+        break;
+      }
+      case 'cpo invite': {
+        const invite = await ocpiOf(session).connections.invite({ ...(values.name ? { name: values.name } : {}), rawTokens: values['raw-tokens'] ?? false });
+        print(
+          json,
+          { token: invite.token, versions_url: invite.versions_url },
+          `token:        ${invite.token}\nversions_url: ${invite.versions_url}\nname:         ${invite.name}`,
+        );
+        break;
+      }
+      case 'cpo list': {
+        const list = (await ocpiOf(session).connections.list()).map(connectionView);
+        print(
+          json,
+          list,
+          list.length === 0
+            ? 'no CPO connections'
+            : list.map((c) => `${c.name}  ${c.status}  ${c.country_code ?? '-'}*${c.party_id ?? '-'}  ${c.versions_url ?? ''}`).join('\n'),
+        );
+        break;
+      }
+      case 'cpo disconnect': {
+        const result = await ocpiOf(session).connections.disconnect(arg as string);
+        print(
+          json,
+          { name: arg, disconnected: true, peer_informed: result.peerInformed },
+          `disconnected ${arg}${result.peerInformed ? '' : ` (the CPO was not told${result.error ? `: ${result.error}` : ''})`}`,
+        );
+        break;
+      }
+      case 'cpo sync': {
+        const ocpi = ocpiOf(session);
+        const connection = await ocpi.connections.findByName(arg as string);
+        if (!connection || connection.status !== 'connected') throw new Error(`no connected CPO named ${arg}`);
+        const counts = await ocpi.sync.syncConnection(connection, { full: values.full ?? false, onProgress: syncProgress() });
+        print(
+          json,
+          counts,
+          `pulled ${counts.locations} locations, ${counts.tariffs} tariffs, ${counts.sessions} sessions, ${counts.cdrs} CDRs (${counts.skipped} invalid skipped)`,
+        );
+        break;
+      }
+      case 'cpo rotate': {
+        await ocpiOf(session).connections.rotate(arg as string);
+        print(json, { name: arg, rotated: true }, `new credentials tokens in use for ${arg}`);
         break;
       }
       case 'tokens revoke': {
