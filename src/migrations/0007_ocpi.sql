@@ -14,6 +14,8 @@ CREATE TABLE ocpi_connections (
   -- Digest of the token the peer uses to call us (its TOKEN_A while invited).
   incoming_token_sha256 bytea UNIQUE,
   incoming_token_kind text NOT NULL CHECK (incoming_token_kind IN ('A', 'C')),
+  -- While we renew our token (PUT to the peer), the new one works too: the peer checks it during the PUT.
+  pending_token_sha256 bytea UNIQUE,
   -- The token we present to the peer (null while invited).
   outgoing_token text,
   -- Accept and send unencoded tokens (OCPI 2.1.1/2.2 peers).

@@ -313,13 +313,22 @@ export function createConnections(deps: {
       if (!url) throw new ConnectionError('the peer lists no credentials endpoint');
       const tokenB = newCredentialsToken();
       // Both tokens work while the PUT is in flight: the peer checks the new one by fetching our versions with it.
-      const { data } = await ocpiData<unknown>(peerAuth(connection), {
-        method: 'PUT',
-        url,
-        body: ourCredentials(tokenB),
-        timeoutMs: deps.timeoutMs * 3,
-        retries: 0,
-      });
+      await repo.setPendingToken(db, connection.id, tokenB);
+      cache.clear();
+      let data: unknown;
+      try {
+        ({ data } = await ocpiData<unknown>(peerAuth(connection), {
+          method: 'PUT',
+          url,
+          body: ourCredentials(tokenB),
+          timeoutMs: deps.timeoutMs * 3,
+          retries: 0,
+        }));
+      } catch (error) {
+        await repo.setPendingToken(db, connection.id, null);
+        cache.clear();
+        throw error;
+      }
       const credentials = parseCredentials(data);
       if (!credentials.ok) throw new ConnectionError(`the peer answered credentials that are not valid OCPI: ${describe(credentials.errors)}`);
       await db.transaction((tx) =>

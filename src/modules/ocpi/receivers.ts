@@ -267,9 +267,14 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
         if (!stored || stored.connection_id !== connection.id) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown session ${sessionId}`);
         if (stored.last_updated.getTime() > Date.parse(stamp)) return undefined;
         const current = stored.data as Session;
-        const periods = Array.isArray(patch.charging_periods) ? patch.charging_periods : [];
         // charging_periods in a PATCH are added to the stored ones (mod_sessions); everything else replaces.
-        const merged = { ...current, ...patch, ...key, charging_periods: [...(current.charging_periods ?? []), ...periods] };
+        // A period already stored (same start) is not added again: a repeated PATCH changes nothing.
+        const known = current.charging_periods ?? [];
+        const starts = new Set(known.map((p) => Date.parse(p.start_date_time)));
+        const periods = (Array.isArray(patch.charging_periods) ? (patch.charging_periods as typeof known) : []).filter(
+          (p) => !starts.has(Date.parse(p.start_date_time)),
+        );
+        const merged = { ...current, ...patch, ...key, charging_periods: [...known, ...periods] };
         const next = ok(parseSession(merged), 'Session after PATCH');
         await repo.upsertSession(tx, connection.id, next, clock.now());
         return next;

@@ -68,10 +68,16 @@ export async function insertConnection(
 }
 
 export async function findConnectionByIncomingToken(db: Queryable, token: string): Promise<Connection | undefined> {
-  const { rows } = await db.query<Connection>(`SELECT ${COLUMNS} FROM ocpi_connections WHERE incoming_token_sha256 = $1 AND status <> 'disconnected'`, [
-    tokenDigest(token),
-  ]);
+  const { rows } = await db.query<Connection>(
+    `SELECT ${COLUMNS} FROM ocpi_connections WHERE (incoming_token_sha256 = $1 OR pending_token_sha256 = $1) AND status <> 'disconnected'`,
+    [tokenDigest(token)],
+  );
   return rows[0];
+}
+
+/** A token we are about to hand the peer (a renewal): it authenticates the peer until storeCredentials replaces the old one. */
+export async function setPendingToken(db: Queryable, id: string, token: string | null): Promise<void> {
+  await db.query('UPDATE ocpi_connections SET pending_token_sha256 = $2 WHERE id = $1', [id, token === null ? null : tokenDigest(token)]);
 }
 
 export async function findConnection(db: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<Connection | undefined> {
@@ -111,7 +117,7 @@ export async function storeCredentials(
 ): Promise<void> {
   await db.query(
     `UPDATE ocpi_connections
-        SET status = 'connected', incoming_token_sha256 = $2, incoming_token_kind = 'C', outgoing_token = $3, versions_url = $4,
+        SET status = 'connected', incoming_token_sha256 = $2, pending_token_sha256 = NULL, incoming_token_kind = 'C', outgoing_token = $3, versions_url = $4,
             version = $5, endpoints = $6, roles = $7, name = coalesce($8, name), updated_at = $9
       WHERE id = $1`,
     [
