@@ -25,6 +25,7 @@ import { createIdempotency } from './platform/http/idempotency.ts';
 import { loggerOptions } from './platform/http/server.ts';
 import { createDualProtocolServer, ensureCertificate } from './platform/http/tls.ts';
 import { migrate } from './platform/migrations.ts';
+import { type CpoSandbox, createCpoSandbox } from './sandbox/cpo/index.ts';
 import { sandboxBrowserRoutes } from './sandbox/stripe/browser.ts';
 import { createStripeSandbox, type StripeSandbox } from './sandbox/stripe/index.ts';
 
@@ -68,6 +69,7 @@ export async function main(): Promise<void> {
   let sandbox: StripeSandbox | undefined;
   let processor: PaymentProcessor | undefined;
   let ocpi: Ocpi | undefined;
+  let cpoSandbox: CpoSandbox | undefined;
   try {
     const migrations = await migrate(db);
     if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
@@ -182,6 +184,36 @@ export async function main(): Promise<void> {
 
     ocpi.startBackgroundWork();
 
+    if (config.ocpi.cpoSandbox.enabled) {
+      // The sandbox CPO network: its own loopback port, connected to us by the OCPI credentials handshake
+      // (the same path as `cpo connect`), so the default catalogue arrives over OCPI.
+      const sandboxConfig = config.ocpi.cpoSandbox;
+      const cpoLog = log.child({ component: 'cpo-sandbox' });
+      cpoSandbox = await createCpoSandbox({
+        db,
+        clock,
+        locations: config.stationsDefaultLocations,
+        seed: config.stationsSeed,
+        timeCompression: sandboxConfig.timeCompression,
+        statusChangesPerSecond: sandboxConfig.statusChangesPerSecond,
+        log: (level, message, fields) => cpoLog[level](fields ?? {}, message),
+      });
+      const versionsUrl = await cpoSandbox.listen({ port: sandboxConfig.port });
+      const connected = (await ocpi.connections.list()).find((c) => c.status === 'connected' && c.versions_url === versionsUrl);
+      if (!connected) {
+        const started = performance.now();
+        log.info({ versions_url: versionsUrl }, 'connecting the sandbox CPO network over OCPI');
+        const token = await cpoSandbox.issueTokenA(tls ? { pinnedCertificatePem: tls.cert } : {});
+        const connection = await ocpi.connections.connect({ versionsUrl, token, name: 'sandbox' });
+        const pulled = await ocpi.sync.syncConnection(connection, { full: true });
+        log.info(
+          { connection: connection.name, ...pulled, ms: Math.round(performance.now() - started) },
+          'sandbox CPO network connected; its catalogue pulled over OCPI',
+        );
+      }
+      cpoSandbox.startBackgroundWork();
+    }
+
     const scheme = config.trustProxy ? 'http' : 'https';
     const shownHost = config.host.includes(':') ? `[${config.host}]` : config.host;
     const shown = (file: string) => (path.relative(process.cwd(), file).startsWith('..') ? file : path.relative(process.cwd(), file));
@@ -196,6 +228,7 @@ export async function main(): Promise<void> {
     }
   } catch (error) {
     log.fatal({ err: error }, 'start-up failed');
+    await cpoSandbox?.close().catch(() => {});
     await sandbox?.close().catch(() => {});
     await cleanup();
     process.exit(1);
@@ -226,6 +259,7 @@ export async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down: finishing in-flight requests');
     clearInterval(housekeeping);
+    await cpoSandbox?.close().catch((error: Error) => log.error({ err: error }, 'stopping the sandbox CPO network failed'));
     await ocpi?.stop().catch(() => {});
     const force = setTimeout(() => app.server.closeAllConnections(), config.shutdownGraceMs);
     force.unref();

@@ -93,6 +93,7 @@ describe('npm start without Stripe keys: the built-in sandbox', { timeout: 180_0
       DATABASE_URL: '',
       NODE_ENV: 'development',
       STATIONS_DEFAULT_LOCATIONS: '0',
+      CPO_SANDBOX: 'false',
       STRIPE_SECRET_KEY: '',
       STRIPE_PUBLISHABLE_KEY: '',
       STRIPE_WEBHOOK_SECRET: '',

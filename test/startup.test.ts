@@ -118,7 +118,15 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
     await chmod(dataDir, 0o755);
     const port = await freePort();
     base = `https://localhost:${port}`;
-    env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: '', NODE_ENV: 'development' };
+    env = {
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: '',
+      NODE_ENV: 'development',
+      CPO_SANDBOX_PORT: String(await freePort()),
+    };
   });
 
   after(async () => {
@@ -145,6 +153,16 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
     const userId = JSON.parse(created.body).id as string;
     assert.equal((await call(`${base}/api/v1/users/`, { ca })).status, 401);
     assert.equal((await call(`${base}/readyz`, { ca })).status, 200);
+
+    // The default catalogue came from the sandbox CPO network, over OCPI.
+    const cpos = JSON.parse((await cli(env, 'cpo', 'list', '--json')).stdout) as { name: string; status: string; versions_url: string }[];
+    assert.deepEqual(
+      cpos.map((c) => [c.name, c.status]),
+      [['sandbox', 'connected']],
+    );
+    const around = await call(`${base}/api/v1/stations/around/?latitude=52.52&longitude=13.405&distance=20000`, { ca, token });
+    assert.equal(around.status, 200, around.body);
+    assert.ok((JSON.parse(around.body) as { count: number }).count > 0, 'stations around Berlin');
 
     // Plain HTTP on the same port: allowed from loopback in development mode.
     const plain = await call(`${base.replace('https:', 'http:').replace('localhost', '127.0.0.1')}/api/v1/users/`, { token });
@@ -200,6 +218,8 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
     const kept = await call(`${base}/api/v1/users/${userId}/`, { ca, token });
     assert.equal(kept.status, 200);
     assert.equal(JSON.parse(kept.body).custom_properties.external_id, 'survives-restart');
+    const cposAgain = JSON.parse((await cli(env, 'cpo', 'list', '--json')).stdout) as unknown[];
+    assert.equal(cposAgain.length, 1, 'a restart reuses the sandbox connection');
     assert.equal(await again.stop('SIGINT'), 0);
     assert.ok(!existsSync(path.join(dataDir, 'postgres/postmaster.pid')), 'PostgreSQL stopped after SIGINT');
   });

@@ -1,0 +1,287 @@
+// The sandbox CPO network: a charge point operator platform that speaks OCPI
+// 2.2.1 over HTTP to an eMSP exactly like a real operator. It owns the
+// generated Europe-wide dataset (several CPO parties), serves Locations,
+// Tariffs, Sessions and CDRs as a Sender, takes Commands and Tokens as a
+// Receiver, simulates charging, and pushes EVSE statuses, Sessions and CDRs.
+// Its state is in PostgreSQL (schema cpo_sandbox). It knows nothing of the
+// eMSP it talks to. README.md: routes, scenario EVSEs, timing.
+import type { AddressInfo } from 'node:net';
+import { EVSE_STATUSES, type EvseStatus, type OcpiEvse, type OcpiLocation } from '../../ocpi/locations-tariffs.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db.ts';
+import { createNetwork } from './network.ts';
+import { createPeers, type Log, OCPI_VERSION, type RegisterWithOptions } from './peers.ts';
+import { createPush } from './push.ts';
+import { configurationRoutes } from './routes-configuration.ts';
+import { moduleRoutes, type PageLimits } from './routes-modules.ts';
+import { BASE_PATH, createServer } from './server.ts';
+import { createSimulation, seededRandom } from './simulation.ts';
+import { createStatusChanges } from './status-changes.ts';
+import * as store from './store.ts';
+
+export type { RegisterWithOptions, Registration } from './peers.ts';
+export { SCENARIOS, type Scenario, scenarioEvseId, scenarioLocationId, scenarioOf } from './scenarios.ts';
+export type { OutboxRecord, Peer } from './store.ts';
+
+export const CPO_SANDBOX_DEFAULTS = {
+  timeCompression: 60,
+  statusChangesPerSecond: 1,
+  scenarioParties: 1,
+  tickMs: 100,
+  commandDelayMs: 300,
+  activationDelayMs: 700,
+  sessionUpdateIntervalMs: 2_000,
+  commandTimeoutSeconds: 30,
+  lateCdrDelayMs: 30_000,
+  interruptAfterSeconds: 300,
+  noUpdatesEndAfterSeconds: 600,
+  hangMs: 60_000,
+  requestTimeoutMs: 10_000,
+  retryBaseMs: 1_000,
+  giveUpAfterMs: 24 * 3_600_000,
+  maxStatusPushesInFlight: 64,
+  pageLimits: { locations: 500, tariffs: 500, sessions: 100, cdrs: 100 } satisfies PageLimits,
+} as const;
+
+export interface CpoSandboxOptions {
+  db: Database;
+  clock: Clock;
+  /** Size of the generated dataset (locations), and its seed: same values, same network. */
+  locations: number;
+  seed: number;
+  /** Simulated time per real time while charging (60: a minute of charging per second). */
+  timeCompression?: number;
+  /** Random EVSE status changes per second across the network, pushed to the eMSPs; 0 turns them off. */
+  statusChangesPerSecond?: number;
+  /** How many parties (the generator's first) get a scenario location. */
+  scenarioParties?: number;
+  /** Period of the background passes (simulation, status changes, outbox), ms. */
+  tickMs?: number;
+  /** Time the charge point takes to answer a command, ms. */
+  commandDelayMs?: number;
+  /** From session creation (PENDING) to ACTIVE, ms. */
+  activationDelayMs?: number;
+  /** Period of the Session PATCHes while charging, ms. */
+  sessionUpdateIntervalMs?: number;
+  /** CommandResponse.timeout, seconds. */
+  commandTimeoutSeconds?: number;
+  /** Scenario LATECDR: delay of the CDR, ms. */
+  lateCdrDelayMs?: number;
+  /** Scenario INTERRUPT: simulated seconds of charging before the car stops. */
+  interruptAfterSeconds?: number;
+  /** Scenario NOUPDATES: simulated seconds of charging before the session ends by itself. */
+  noUpdatesEndAfterSeconds?: number;
+  /** Scenario TIMEOUT: how long the START_SESSION request is held before its connection is dropped, ms. */
+  hangMs?: number;
+  /** Outbound calls: per-attempt timeout, first retry delay (doubling), give-up age of a push. */
+  requestTimeoutMs?: number;
+  retryBaseMs?: number;
+  giveUpAfterMs?: number;
+  /** Largest page of each Sender interface. */
+  pageLimits?: Partial<PageLimits>;
+  /** Base URL advertised to peers (scheme://host:port) instead of the listening address. */
+  publicUrl?: string;
+  /** Serve HTTPS with this certificate instead of plain HTTP. */
+  tls?: { cert: string; key: string };
+  log?: Log;
+}
+
+function positive(name: string, value: number, allowZero = false): number {
+  if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0))
+    throw new RangeError(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number`);
+  return value;
+}
+
+export async function createCpoSandbox(options: CpoSandboxOptions) {
+  const { db, clock } = options;
+  const log: Log = options.log ?? (() => {});
+  const d = CPO_SANDBOX_DEFAULTS;
+  const timeCompression = positive('timeCompression', options.timeCompression ?? d.timeCompression);
+  const statusChangesPerSecond = positive('statusChangesPerSecond', options.statusChangesPerSecond ?? d.statusChangesPerSecond, true);
+  const tickMs = positive('tickMs', options.tickMs ?? d.tickMs);
+  const requestTimeoutMs = positive('requestTimeoutMs', options.requestTimeoutMs ?? d.requestTimeoutMs);
+  const commandTimeoutSeconds = Math.round(positive('commandTimeoutSeconds', options.commandTimeoutSeconds ?? d.commandTimeoutSeconds));
+  const pageLimits: PageLimits = { ...d.pageLimits, ...options.pageLimits };
+  for (const [name, value] of Object.entries(pageLimits)) positive(`pageLimits.${name}`, value);
+
+  const network = createNetwork({ locations: options.locations, seed: options.seed, scenarioParties: options.scenarioParties ?? d.scenarioParties });
+  for (const o of await store.loadEvseStatuses(db)) network.applyStatus(o);
+
+  let baseUrl = options.publicUrl?.replace(/\/+$/, '');
+  const base = () => {
+    if (!baseUrl) throw new Error('the CPO sandbox is not listening yet');
+    return baseUrl;
+  };
+  const versionsUrl = () => `${base()}${BASE_PATH}/versions`;
+
+  const peers = createPeers({ db, clock, network, log, versionsUrl, requestTimeoutMs });
+  await peers.refresh();
+  const push = createPush({
+    db,
+    clock,
+    peers,
+    log,
+    requestTimeoutMs,
+    retryBaseMs: positive('retryBaseMs', options.retryBaseMs ?? d.retryBaseMs),
+    giveUpAfterMs: positive('giveUpAfterMs', options.giveUpAfterMs ?? d.giveUpAfterMs),
+    maxStatusPushesInFlight: d.maxStatusPushesInFlight,
+  });
+
+  async function setEvseStatus(location: OcpiLocation, evse: OcpiEvse, status: EvseStatus): Promise<void> {
+    const change = { location_id: location.id, evse_uid: evse.uid, status, last_updated: clock.now() };
+    network.applyStatus(change);
+    await store.saveEvseStatus(db, change);
+    push.pushEvseStatus(location, network.viewEvse(location, evse));
+  }
+
+  let started = false;
+  let closed = false;
+  let delivering: Promise<void> | undefined;
+  let deliverAgain = false;
+  let simulating: Promise<void> | undefined;
+  const timers: NodeJS.Timeout[] = [];
+
+  /** Delivers the due outbox; concurrent calls share one pass (and one more if asked meanwhile). */
+  function deliverOutbox(): Promise<void> {
+    if (delivering) {
+      deliverAgain = true;
+      return delivering;
+    }
+    delivering = (async () => {
+      do {
+        deliverAgain = false;
+        await push.deliverDue();
+      } while (deliverAgain && !closed);
+    })()
+      .catch((error: Error) => log('error', 'sandbox CPO outbox delivery failed', { err: error.message }))
+      .finally(() => {
+        delivering = undefined;
+      });
+    return delivering;
+  }
+
+  const simulation = createSimulation({
+    db,
+    clock,
+    network,
+    peers,
+    push,
+    log,
+    setEvseStatus,
+    kickOutbox: () => {
+      if (started && !closed) setImmediate(() => void deliverOutbox());
+    },
+    options: {
+      timeCompression,
+      commandDelayMs: positive('commandDelayMs', options.commandDelayMs ?? d.commandDelayMs, true),
+      activationDelayMs: positive('activationDelayMs', options.activationDelayMs ?? d.activationDelayMs, true),
+      sessionUpdateIntervalMs: positive('sessionUpdateIntervalMs', options.sessionUpdateIntervalMs ?? d.sessionUpdateIntervalMs),
+      commandTimeoutSeconds,
+      lateCdrDelayMs: positive('lateCdrDelayMs', options.lateCdrDelayMs ?? d.lateCdrDelayMs, true),
+      interruptAfterSeconds: positive('interruptAfterSeconds', options.interruptAfterSeconds ?? d.interruptAfterSeconds),
+      noUpdatesEndAfterSeconds: positive('noUpdatesEndAfterSeconds', options.noUpdatesEndAfterSeconds ?? d.noUpdatesEndAfterSeconds),
+      seed: options.seed,
+    },
+  });
+  await simulation.init();
+
+  const statusChanges = createStatusChanges({
+    network,
+    perSecond: statusChangesPerSecond,
+    random: seededRandom(options.seed ^ 0x5bd1e995),
+    mayChange: (location, evse) => !simulation.isOccupied(location.id, evse.uid) && push.hasStatusRoom(),
+    apply: setEvseStatus,
+  });
+
+  /** One simulation pass: due command answers, open sessions, status changes. Overlapping calls share a pass. */
+  function simulate(): Promise<void> {
+    simulating ??= (async () => {
+      await simulation.tick();
+      await statusChanges.pass(clock.now().getTime());
+    })()
+      .catch((error: Error) => log('error', 'sandbox CPO simulation pass failed', { err: error.message }))
+      .finally(() => {
+        simulating = undefined;
+      });
+    return simulating;
+  }
+
+  const server = createServer({ clock, peers, log, tls: options.tls, hangMs: positive('hangMs', options.hangMs ?? d.hangMs) }, (app, http) => {
+    configurationRoutes({ clock, peers, baseUrl: base })(app);
+    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base })(app, http);
+  });
+
+  return {
+    /** The CPO parties of the network (each is a CPO role in our credentials). */
+    parties: network.parties,
+    /** The parties that have a scenario location. */
+    scenarioParties: network.scenarioParties,
+    /** The network: locations, EVSEs and tariffs as served. */
+    network,
+    version: OCPI_VERSION,
+
+    get versionsUrl(): string {
+      return versionsUrl();
+    },
+
+    /** Starts serving; resolves to our versions URL (what an eMSP needs, with a TOKEN_A, to register). */
+    async listen(listenOptions: { port: number; host?: string }): Promise<string> {
+      const host = listenOptions.host ?? '127.0.0.1';
+      await server.app.listen({ port: listenOptions.port, host });
+      const { port } = server.app.server.address() as AddressInfo;
+      baseUrl ??= `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      return versionsUrl();
+    },
+
+    /** A registration token (CREDENTIALS_TOKEN_A) for one eMSP. */
+    issueTokenA: (tokenOptions?: { pinnedCertificatePem?: string }) => peers.issueTokenA(tokenOptions),
+
+    /** Registers with an eMSP (its versions URL and TOKEN_A), choosing OCPI 2.2.1. Call after listen(). */
+    registerWith: (registerOptions: RegisterWithOptions) => peers.registerWith(registerOptions),
+
+    /** Sets an EVSE's status by hand (an operator's console): stored, pushed to every registered eMSP. */
+    async setEvseStatus(locationId: string, evseUid: string, status: EvseStatus): Promise<void> {
+      const ref = network.evse(locationId, evseUid);
+      if (!ref) throw new Error(`no EVSE ${evseUid} at location ${locationId}`);
+      if (!(EVSE_STATUSES as readonly string[]).includes(status)) throw new RangeError(`unknown EVSE status ${status}`);
+      await setEvseStatus(ref.location, ref.evse, status);
+    },
+
+    /** Every OCPI connection, whatever its state. */
+    listPeers: () => peers.list(),
+
+    /** The outbox (session pushes and CDR posts), oldest first; of one session when given. */
+    outbox: (sessionId?: string) => store.listOutbox(db, sessionId),
+
+    /** Runs the simulation, status changes and outbox delivery every `tickMs` (the outbox also at once after a change). */
+    startBackgroundWork(): void {
+      if (started || closed) return;
+      started = true;
+      timers.push(
+        setInterval(() => void simulate(), tickMs),
+        setInterval(() => void deliverOutbox(), tickMs),
+      );
+      for (const timer of timers) timer.unref();
+    },
+
+    /** One pass of everything due, awaited (tests with a manual clock). */
+    async runDueWork(): Promise<void> {
+      await simulate();
+      await simulation.idle();
+      await deliverOutbox();
+      await push.idle();
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      for (const timer of timers) clearInterval(timer);
+      await server.close();
+      await simulating;
+      await simulation.idle();
+      await delivering;
+      await push.idle();
+    },
+  };
+}
+
+export type CpoSandbox = Awaited<ReturnType<typeof createCpoSandbox>>;

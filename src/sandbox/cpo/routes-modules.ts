@@ -1,0 +1,174 @@
+// Functional modules: the Sender interfaces of Locations, Tariffs, Sessions
+// and CDRs (paginated GETs), the Commands Receiver (START_SESSION,
+// STOP_SESSION) and the Tokens Receiver (tokens the eMSP pushes).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { TOKEN_TYPES } from '../../ocpi/tokens.ts';
+import type { PageQuery } from '../../ocpi/transport.ts';
+import { invalidParameters, OCPI_STATUS, OcpiError, pageHeaders, parsePageQuery, unknownObject } from '../../ocpi/transport.ts';
+import { parseToken, parseTokenPatch } from '../../ocpi/validate.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db.ts';
+import type { Network } from './network.ts';
+import { OCPI_VERSION } from './peers.ts';
+import { authOf, BASE_PATH, type CpoApp, type HttpTools, ok } from './server.ts';
+import type { Simulation } from './simulation.ts';
+import * as store from './store.ts';
+
+export interface PageLimits {
+  locations: number;
+  tariffs: number;
+  sessions: number;
+  cdrs: number;
+}
+
+export interface ModuleRoutesDeps {
+  db: Database;
+  clock: Clock;
+  network: Network;
+  simulation: Simulation;
+  pageLimits: PageLimits;
+  commandTimeoutSeconds: number;
+  baseUrl: () => string;
+}
+
+const P = `${BASE_PATH}/${OCPI_VERSION}`;
+
+type Params = Record<string, string>;
+const params = (request: FastifyRequest) => request.params as Params;
+const query = (request: FastifyRequest) => request.query as Record<string, unknown>;
+
+function schemaMessage(what: string, errors: { path: string; message: string }[]): string {
+  return `invalid ${what}: ${errors
+    .slice(0, 5)
+    .map((e) => `${e.path || '/'} ${e.message}`)
+    .join('; ')}`;
+}
+
+function tokenType(request: FastifyRequest): string {
+  const type = query(request).type ?? 'RFID';
+  if (typeof type !== 'string' || !(TOKEN_TYPES as readonly string[]).includes(type)) throw invalidParameters(`type must be one of ${TOKEN_TYPES.join(', ')}`);
+  return type;
+}
+
+export function moduleRoutes(deps: ModuleRoutesDeps) {
+  const { db, clock, network, simulation, pageLimits } = deps;
+  const endpointUrl = (module: string) => `${deps.baseUrl()}${P}/${module}`;
+
+  function sendPage(reply: FastifyReply, module: string, page: PageQuery, result: { items: unknown[]; total: number }) {
+    void reply.headers(pageHeaders(endpointUrl(module), page, result.items.length, result.total));
+    return ok(reply, clock, result.items);
+  }
+
+  return (app: CpoApp, http: HttpTools) => {
+    // Locations and Tariffs (Sender)
+    app.get(`${P}/locations`, async (request, reply) => {
+      const page = parsePageQuery(query(request), pageLimits.locations);
+      return sendPage(reply, 'locations', page, network.locationPage(page));
+    });
+
+    app.get(`${P}/locations/:location_id`, async (request, reply) => {
+      const location = network.location(params(request).location_id ?? '');
+      if (!location) throw unknownObject('unknown location', OCPI_STATUS.unknownLocation);
+      return ok(reply, clock, network.view(location));
+    });
+
+    app.get(`${P}/locations/:location_id/:evse_uid`, async (request, reply) => {
+      const ref = network.evse(params(request).location_id ?? '', params(request).evse_uid ?? '');
+      if (!ref) throw unknownObject('unknown location or EVSE', OCPI_STATUS.unknownLocation);
+      return ok(reply, clock, network.viewEvse(ref.location, ref.evse));
+    });
+
+    app.get(`${P}/locations/:location_id/:evse_uid/:connector_id`, async (request, reply) => {
+      const ref = network.evse(params(request).location_id ?? '', params(request).evse_uid ?? '');
+      const connector = ref?.evse.connectors.find((c) => c.id === params(request).connector_id);
+      if (!connector) throw unknownObject('unknown location, EVSE or connector', OCPI_STATUS.unknownLocation);
+      return ok(reply, clock, connector);
+    });
+
+    app.get(`${P}/tariffs`, async (request, reply) => {
+      const page = parsePageQuery(query(request), pageLimits.tariffs);
+      return sendPage(reply, 'tariffs', page, network.tariffPage(page));
+    });
+
+    // Sessions and CDRs (Sender): the requesting eMSP's own
+    app.get(`${P}/sessions`, async (request, reply) => {
+      const page = parsePageQuery(query(request), pageLimits.sessions);
+      return sendPage(reply, 'sessions', page, await store.sessionPage(db, authOf(request).peer.id, page));
+    });
+
+    app.put(`${P}/sessions/:session_id/charging_preferences`, async () => {
+      throw new OcpiError(404, OCPI_STATUS.invalidParameters, 'no EVSE of this network supports charging preferences');
+    });
+
+    app.get(`${P}/cdrs`, async (request, reply) => {
+      const page = parsePageQuery(query(request), pageLimits.cdrs);
+      return sendPage(reply, 'cdrs', page, await store.cdrPage(db, authOf(request).peer.id, page));
+    });
+
+    // Commands (Receiver)
+    app.post(`${P}/commands/:command`, async (request, reply) => {
+      const { peer } = authOf(request);
+      switch (params(request).command) {
+        case 'START_SESSION': {
+          const answer = await simulation.startSession(peer, request.body);
+          if (answer !== 'hang') return ok(reply, clock, answer);
+          http.holdOpen(reply);
+          return reply;
+        }
+        case 'STOP_SESSION':
+          return ok(reply, clock, await simulation.stopSession(peer, request.body));
+        case 'RESERVE_NOW':
+        case 'CANCEL_RESERVATION':
+        case 'UNLOCK_CONNECTOR':
+          return ok(reply, clock, {
+            result: 'NOT_SUPPORTED',
+            timeout: deps.commandTimeoutSeconds,
+            message: [{ language: 'en', text: 'this network only takes START_SESSION and STOP_SESSION' }],
+          });
+        default:
+          throw unknownObject(`unknown command ${params(request).command}`);
+      }
+    });
+
+    // Tokens (Receiver)
+    const tokenPath = `${P}/tokens/:country_code/:party_id/:token_uid`;
+    const tokenKey = (request: FastifyRequest) => {
+      const p = params(request);
+      return { peerId: authOf(request).peer.id, cc: p.country_code ?? '', pid: p.party_id ?? '', uid: p.token_uid ?? '', type: tokenType(request) };
+    };
+
+    app.get(tokenPath, async (request, reply) => {
+      const k = tokenKey(request);
+      const token = await store.findToken(db, k.peerId, k.cc, k.pid, k.uid, k.type);
+      if (!token) throw unknownObject('unknown token', OCPI_STATUS.unknownToken);
+      return ok(reply, clock, token);
+    });
+
+    app.put(tokenPath, async (request, reply) => {
+      const k = tokenKey(request);
+      const parsed = parseToken(request.body);
+      if (!parsed.ok) throw invalidParameters(schemaMessage('Token', parsed.errors));
+      const t = parsed.value;
+      if (t.country_code !== k.cc || t.party_id !== k.pid || t.uid !== k.uid || t.type !== k.type) {
+        throw invalidParameters('the token in the body is not the one of the URL (country_code, party_id, uid, type)');
+      }
+      const created = await store.upsertToken(db, k.peerId, t);
+      return ok(reply, clock, undefined, created ? 201 : 200);
+    });
+
+    app.patch(tokenPath, async (request, reply) => {
+      const k = tokenKey(request);
+      const patch = parseTokenPatch(request.body);
+      if (!patch.ok) throw invalidParameters(schemaMessage('Token patch', patch.errors));
+      const existing = await store.findToken(db, k.peerId, k.cc, k.pid, k.uid, k.type);
+      if (!existing) throw unknownObject('unknown token', OCPI_STATUS.unknownToken);
+      const merged = parseToken({ ...existing, ...patch.value });
+      if (!merged.ok) throw invalidParameters(schemaMessage('Token after the patch', merged.errors));
+      const t = merged.value;
+      if (t.country_code !== k.cc || t.party_id !== k.pid || t.uid !== k.uid || t.type !== k.type)
+        throw invalidParameters('a PATCH may not change the token identity');
+      await store.upsertToken(db, k.peerId, t);
+      return ok(reply, clock);
+    });
+  };
+}

@@ -1,0 +1,138 @@
+// The credentials handshake the other way round: we issue a TOKEN_A (cpo
+// invite) and the sandbox CPO network registers with us; then token renewal
+// (PUT), unregistration (DELETE) and refusals of a peer we cannot speak to.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import Fastify from 'fastify';
+import { OcpiError } from '../src/ocpi/transport.ts';
+import { systemClock } from '../src/platform/clock.ts';
+import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
+import { setupTestApp, type TestContext } from './helpers.ts';
+
+let ctx: TestContext;
+let cpo: CpoSandbox;
+
+const b64 = (t: string) => Buffer.from(t, 'utf8').toString('base64');
+const asPeer = (token: string, method: string, path: string, body?: unknown) =>
+  ctx.call(method, `/ocpi${path}`, { headers: { authorization: `Token ${b64(token)}` }, ...(body === undefined ? {} : { body }) });
+
+async function tokenTheNetworkUses(): Promise<string> {
+  const peer = (await cpo.listPeers()).find((p) => p.status === 'REGISTERED');
+  assert.ok(peer?.theirToken, 'the network is registered with a token for us');
+  return peer.theirToken;
+}
+
+before(async () => {
+  ctx = await setupTestApp({ listen: 0 });
+  cpo = await createCpoSandbox({ db: ctx.db, clock: systemClock, locations: 20, seed: 3, statusChangesPerSecond: 0 });
+  await cpo.listen({ port: 0 });
+});
+after(async () => {
+  await cpo?.close();
+  await ctx.close();
+});
+
+describe('a CPO registers with a TOKEN_A we issued', () => {
+  it('registers, names the connection after its party and answers our credentials with a new token', async () => {
+    const invite = await ctx.ocpi.connections.invite();
+    assert.equal(invite.versions_url, `${ctx.config.publicBaseUrl}/ocpi/versions`);
+    const registration = await cpo.registerWith({ versionsUrl: invite.versions_url, token: invite.token });
+    assert.equal(registration.version, '2.2.1');
+    assert.deepEqual(
+      registration.roles.map((r) => r.role),
+      ['EMSP'],
+    );
+    const [connection] = (await ctx.ocpi.connections.list()).filter((c) => c.status === 'connected');
+    assert.ok(connection);
+    assert.equal(connection.incoming_token_kind, 'C');
+    const first = cpo.parties[0];
+    assert.ok(first);
+    assert.equal(connection.name, `${first.country_code}*${first.party_id}`);
+    assert.equal(connection.roles.length, cpo.parties.length);
+    // TOKEN_A is spent; the token the network now holds works.
+    assert.equal((await asPeer(invite.token, 'GET', '/versions')).status, 401);
+    const token = await tokenTheNetworkUses();
+    const credentials = await asPeer(token, 'GET', '/2.2.1/credentials');
+    assert.equal(credentials.status, 200);
+    assert.equal(credentials.body.data.token, token);
+    assert.equal(credentials.body.data.roles[0].party_id, 'CAX');
+    // Registered already: POST is 405.
+    const again = await asPeer(token, 'POST', '/2.2.1/credentials', credentials.body.data);
+    assert.equal(again.status, 405);
+  });
+
+  it('stores the operator names of its parties for stations', async () => {
+    const first = cpo.parties[0];
+    assert.ok(first);
+    const row = await ctx.db.query('SELECT name FROM cpo_parties WHERE country_code = $1 AND party_id = $2', [first.country_code, first.party_id]);
+    assert.equal(row.rows[0]?.name, first.name);
+  });
+
+  it('renews both tokens with cpo rotate (PUT); the old one stops working', async () => {
+    const [connection] = (await ctx.ocpi.connections.list()).filter((c) => c.status === 'connected');
+    assert.ok(connection);
+    const before = await tokenTheNetworkUses();
+    await ctx.ocpi.connections.rotate(connection.name);
+    const after = await tokenTheNetworkUses();
+    assert.notEqual(after, before);
+    assert.equal((await asPeer(before, 'GET', '/versions')).status, 401);
+    assert.equal((await asPeer(after, 'GET', '/versions')).status, 200);
+  });
+
+  it('refuses an invalid credentials body with 2001 and an unusable peer with 3001', async () => {
+    const invite = await ctx.ocpi.connections.invite({ name: 'broken-peer' });
+    const bad = await asPeer(invite.token, 'POST', '/2.2.1/credentials', { token: 'x', url: 'not a url' });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.status_code, 2001);
+    const unreachable = await asPeer(invite.token, 'POST', '/2.2.1/credentials', {
+      token: 'abcdef',
+      url: 'http://127.0.0.1:9/ocpi/versions',
+      roles: [{ role: 'CPO', country_code: 'DE', party_id: 'ZZZ', business_details: { name: 'Nobody' } }],
+    });
+    assert.equal(unreachable.status, 400);
+    assert.equal(unreachable.body.status_code, 3001);
+    const stillInvited = await ctx.ocpi.connections.findByName('broken-peer');
+    assert.equal(stillInvited?.status, 'invited');
+  });
+
+  it('cpo disconnect unregisters at the CPO; its token is refused afterwards', async () => {
+    const [connection] = (await ctx.ocpi.connections.list()).filter((c) => c.status === 'connected');
+    assert.ok(connection);
+    const token = await tokenTheNetworkUses();
+    const result = await ctx.ocpi.connections.disconnect(connection.name);
+    assert.deepEqual(result, { peerInformed: true });
+    assert.equal((await asPeer(token, 'GET', '/versions')).status, 401);
+    assert.equal((await cpo.listPeers()).filter((p) => p.status === 'REGISTERED').length, 0);
+  });
+
+  it('a CPO that unregisters (DELETE) is disconnected; DELETE again is 405', async () => {
+    const invite = await ctx.ocpi.connections.invite({ name: 'leaving' });
+    await cpo.registerWith({ versionsUrl: invite.versions_url, token: invite.token });
+    const token = await tokenTheNetworkUses();
+    assert.equal((await asPeer(token, 'DELETE', '/2.2.1/credentials')).status, 200);
+    const connection = (await ctx.ocpi.connections.list()).find((c) => c.roles.length > 0 && c.status !== 'invited' && c.name !== 'broken-peer');
+    assert.equal(connection?.status, 'disconnected');
+    assert.equal((await asPeer(token, 'DELETE', '/2.2.1/credentials')).status, 401);
+  });
+});
+
+describe('peers we cannot speak to', () => {
+  it('refuses a CPO without OCPI 2.2.1 (3002) and an http URL off this machine', async () => {
+    const peer = Fastify();
+    peer.get('/versions', async () => ({
+      data: [{ version: '2.1.1', url: 'http://127.0.0.1/2.1.1' }],
+      status_code: 1000,
+      timestamp: new Date().toISOString(),
+    }));
+    const address = await peer.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      await assert.rejects(
+        ctx.ocpi.connections.connect({ versionsUrl: `${address}/versions`, token: 'token-a' }),
+        (error: unknown) => error instanceof OcpiError && error.statusCode === 3002,
+      );
+    } finally {
+      await peer.close();
+    }
+    await assert.rejects(ctx.ocpi.connections.connect({ versionsUrl: 'http://cpo.example.com/versions', token: 'token-a' }), /https/);
+  });
+});
