@@ -160,6 +160,11 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
       cpos.map((c) => [c.name, c.status]),
       [['sandbox', 'connected']],
     );
+    const invite = JSON.parse((await cli(env, 'cpo', 'invite', '--json')).stdout) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(invite).sort(), ['token', 'versions_url']);
+    assert.equal(invite.versions_url, `${base}/ocpi/versions`);
+    const synced = JSON.parse((await cli(env, 'cpo', 'sync', 'sandbox', '--json')).stdout) as Record<string, number>;
+    assert.equal(synced.skipped, 0);
     const around = await call(`${base}/api/v1/stations/around/?latitude=52.52&longitude=13.405&distance=20000`, { ca, token });
     assert.equal(around.status, 200, around.body);
     assert.ok((JSON.parse(around.body) as { count: number }).count > 0, 'stations around Berlin');
@@ -219,7 +224,7 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
     assert.equal(kept.status, 200);
     assert.equal(JSON.parse(kept.body).custom_properties.external_id, 'survives-restart');
     const cposAgain = JSON.parse((await cli(env, 'cpo', 'list', '--json')).stdout) as unknown[];
-    assert.equal(cposAgain.length, 1, 'a restart reuses the sandbox connection');
+    assert.equal(cposAgain.length, 2, 'a restart reuses the sandbox connection (beside the invitation)');
     assert.equal(await again.stop('SIGINT'), 0);
     assert.ok(!existsSync(path.join(dataDir, 'postgres/postmaster.pid')), 'PostgreSQL stopped after SIGINT');
   });
