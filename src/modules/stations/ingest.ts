@@ -41,6 +41,15 @@ export interface IngestBatch {
 
 export function createIngestion(deps: { db: Database; clock: Clock }) {
   const { db, clock } = deps;
+  const statusBatches = groupCommit<repo.EvseStatusChange, boolean>(async (changes) => {
+    return db.transaction(async (tx) => {
+      const changed = await repo.updateEvseStatuses(tx, changes);
+      for (const [i, change] of changes.entries()) {
+        if (changed[i]) await repo.notifyCatalogueChanged(tx, { kind: 'evse_status', ...change });
+      }
+      return changed;
+    });
+  });
   return {
     /** Validates every object first (nothing is stored if one is invalid), then stores all in one transaction. */
     async ingest(batch: IngestBatch, options: { notify?: boolean } = {}): Promise<{ locations: number; tariffs: number }> {
@@ -59,19 +68,18 @@ export function createIngestion(deps: { db: Database; clock: Clock }) {
      * One EVSE's status (OCPI PATCH of an EVSE, or a status push): stored, then
      * announced so every process updates its catalogue in place, without a rebuild.
      * Unknown EVSEs and statuses older than the stored one change nothing (false).
+     * Changes arriving together are committed together (group commit: one
+     * transaction, one commit-time notification lock), and each caller's
+     * promise settles only once its change is durable.
      */
-    async updateEvseStatus(change: repo.EvseStatusChange): Promise<boolean> {
+    updateEvseStatus(change: repo.EvseStatusChange): Promise<boolean> {
       if (!(EVSE_STATUSES as readonly string[]).includes(change.status)) {
-        throw new InvalidOcpiObject('EVSE', change.uid, [{ path: '/status', message: `must be one of ${EVSE_STATUSES.join(', ')}` }]);
+        return Promise.reject(new InvalidOcpiObject('EVSE', change.uid, [{ path: '/status', message: `must be one of ${EVSE_STATUSES.join(', ')}` }]));
       }
       if (Number.isNaN(Date.parse(change.last_updated))) {
-        throw new InvalidOcpiObject('EVSE', change.uid, [{ path: '/last_updated', message: 'must be a date-time' }]);
+        return Promise.reject(new InvalidOcpiObject('EVSE', change.uid, [{ path: '/last_updated', message: 'must be a date-time' }]));
       }
-      return db.transaction(async (tx) => {
-        const changed = await repo.updateEvseStatus(tx, change);
-        if (changed) await repo.notifyCatalogueChanged(tx, { kind: 'evse_status', ...change });
-        return changed;
-      });
+      return statusBatches.add(change);
     },
     /**
      * Read-modify-write of one stored Location (an OCPI PUT or PATCH of a
@@ -117,3 +125,38 @@ export function createIngestion(deps: { db: Database; clock: Clock }) {
 }
 
 export type Ingestion = ReturnType<typeof createIngestion>;
+
+/**
+ * Group commit: items added while a batch is being written wait and are
+ * written together as the next batch (at most `max` per batch). `write`
+ * answers one result per item, in order; if it throws, every item of that
+ * batch fails with the error.
+ */
+export function groupCommit<T, R>(write: (items: T[]) => Promise<R[]>, max = 500) {
+  let queue: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
+  let running = false;
+  const drain = async () => {
+    running = true;
+    while (queue.length > 0) {
+      const batch = queue.slice(0, max);
+      queue = queue.slice(batch.length);
+      try {
+        const results = await write(batch.map((b) => b.item));
+        batch.forEach((b, i) => {
+          b.resolve(results[i] as R);
+        });
+      } catch (error) {
+        for (const b of batch) b.reject(error);
+      }
+    }
+    running = false;
+  };
+  return {
+    add(item: T): Promise<R> {
+      return new Promise<R>((resolve, reject) => {
+        queue.push({ item, resolve, reject });
+        if (!running) void drain();
+      });
+    },
+  };
+}

@@ -172,18 +172,36 @@ export interface EvseStatusChange {
 
 export type CatalogueChange = { kind: 'reload' } | ({ kind: 'evse_status' } & EvseStatusChange);
 
-/** Stores an EVSE's new status unless a newer one is stored; true when it changed. */
-export async function updateEvseStatus(db: Queryable, change: EvseStatusChange): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE ocpi_evses
-        SET status = $5,
-            data = jsonb_set(jsonb_set(data, '{status}', to_jsonb($5::text)), '{last_updated}', to_jsonb($7::text)),
-            last_updated = $6
-      WHERE country_code = $1 AND party_id = $2 AND location_id = $3 AND uid = $4 AND last_updated <= $6`,
-    // The stamp twice: as a timestamp to compare, and as the CPO wrote it for the stored object ($6::text would be PostgreSQL's format).
-    [change.country_code, change.party_id, change.location_id, change.uid, change.status, change.last_updated, change.last_updated],
+/**
+ * Several EVSE status changes in one statement; answers, per change in order,
+ * whether it was stored (false: unknown EVSE, or older than the stored status).
+ * When one EVSE appears twice, only its newest change can win.
+ */
+export async function updateEvseStatuses(db: Queryable, changes: EvseStatusChange[]): Promise<boolean[]> {
+  if (changes.length === 0) return [];
+  // One row per EVSE: the newest change (the first of equals); the others are answered false.
+  const newest = new Map<string, number>();
+  changes.forEach((c, i) => {
+    const key = `${c.country_code}\u0000${c.party_id}\u0000${c.location_id}\u0000${c.uid}`;
+    const seen = newest.get(key);
+    if (seen === undefined || Date.parse(c.last_updated) > Date.parse((changes[seen] as EvseStatusChange).last_updated)) newest.set(key, i);
+  });
+  const rows = [...newest.values()].map((i) => ({ ...(changes[i] as EvseStatusChange), i }));
+  const { rows: written } = await db.query<{ i: number }>(
+    `UPDATE ocpi_evses e
+        SET status = x.status,
+            data = jsonb_set(jsonb_set(e.data, '{status}', to_jsonb(x.status)), '{last_updated}', to_jsonb(x.stamp)),
+            last_updated = x.last_updated
+       FROM jsonb_to_recordset($1::jsonb)
+         AS x(i integer, country_code text, party_id text, location_id text, uid text, status text, last_updated timestamptz, stamp text)
+      WHERE e.country_code = x.country_code AND e.party_id = x.party_id AND e.location_id = x.location_id AND e.uid = x.uid
+        AND e.last_updated <= x.last_updated
+      RETURNING x.i`,
+    // The stamp twice: as a timestamp to compare, and as the CPO wrote it for the stored object.
+    [JSON.stringify(rows.map((r) => ({ ...r, stamp: r.last_updated })))],
   );
-  return rowCount === 1;
+  const stored = new Set(written.map((r) => r.i));
+  return changes.map((_, i) => stored.has(i));
 }
 
 /** The API id of the station projected from a location: as the generated station_id column, md5(country_code*party_id*id) as a UUID. */
