@@ -4,9 +4,16 @@
 // command results, and our Tokens sender interface.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as repo from '../src/modules/ocpi/repository.ts';
+import { createOcpi } from '../src/modules/ocpi/service.ts';
+import { deliverDuePushes } from '../src/modules/ocpi/tokens.ts';
+import type { Ingestion } from '../src/modules/stations/ingest.ts';
+import { ocpiPages } from '../src/ocpi/client.ts';
 import { parseAuthorizationInfo, parseToken } from '../src/ocpi/validate.ts';
+import type { Database } from '../src/platform/db.ts';
 import { setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
 import { ocpiLocation, ocpiTariff } from './stations-fixtures.ts';
 
@@ -17,7 +24,11 @@ let otherToken: string;
 const b64 = (t: string) => Buffer.from(t, 'utf8').toString('base64');
 const auth = (t: string) => ({ authorization: `Token ${b64(t)}` });
 
-async function connectedPeer(name: string, parties: { country_code: string; party_id: string }[], options: { rawTokens?: boolean } = {}): Promise<string> {
+async function connectedPeer(
+  name: string,
+  parties: { country_code: string; party_id: string }[],
+  options: { rawTokens?: boolean; endpoints?: repo.Endpoint[] } = {},
+): Promise<string> {
   const invite = await ctx.ocpi.connections.invite({ name, ...(options.rawTokens ? { rawTokens: true } : {}) });
   const connection = await ctx.ocpi.connections.findByName(invite.name);
   assert.ok(connection);
@@ -30,7 +41,7 @@ async function connectedPeer(name: string, parties: { country_code: string; part
       outgoing_token: 'unused',
       versions_url: 'http://127.0.0.1:9/versions',
       version: '2.2.1',
-      endpoints: [],
+      endpoints: options.endpoints ?? [],
       roles: parties.map((p) => ({ role: 'CPO', ...p, business_details: { name: `${name} operator` } })),
     },
     ctx.clock.now(),
@@ -216,6 +227,11 @@ describe('Locations receiver', () => {
     const again = await ocpi('GET', `${base}/LOC1`);
     assert.equal(Date.parse(again.body.data.last_updated), Date.parse('2026-02-06T00:00:00Z'));
     assertEnvelope(await ocpi('PUT', `${base}/LOC1/LOC1-4`, { ...extra, uid: 'LOC1-5' }), 400, 2001);
+    // A connector PUT older than the stored connector (a late retry) changes nothing.
+    assertEnvelope(await ocpi('PUT', `${base}/LOC1/LOC1-3/1`, { ...connector, max_electric_power: 3700, last_updated: '2026-02-05T12:00:00Z' }), 200, 1000);
+    const kept = await ocpi('GET', `${base}/LOC1/LOC1-3/1`);
+    assert.equal(kept.body.data.max_electric_power, 11000);
+    assert.equal(kept.body.data.last_updated, '2026-02-06T00:00:00Z');
   });
 });
 
@@ -400,5 +416,221 @@ describe('Tokens sender', () => {
     assert.equal(blocked.body.data.allowed, 'BLOCKED');
     assertEnvelope(await ocpi('POST', `/2.2.1/tokens/${user.body.id}/authorize`), 404, 2004);
     assertEnvelope(await ocpi('POST', '/2.2.1/tokens/not-a-user/authorize?type=APP_USER'), 404, 2004);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Peers that misbehave: a stand-in OCPI platform on loopback, answering what each test needs.
+
+interface FakePeer {
+  url: string;
+  requests: { method: string; url: string; authorization: string | undefined; body: string }[];
+  close(): Promise<void>;
+}
+
+async function fakePeer(handle: (req: IncomingMessage, res: ServerResponse, base: string) => void | Promise<void>): Promise<FakePeer> {
+  const requests: FakePeer['requests'] = [];
+  let base = '';
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString('utf8');
+    });
+    req.on('end', () => {
+      requests.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization, body });
+      void handle(req, res, base);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: base,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function answer(res: ServerResponse, data: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(200, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ ...(data === undefined ? {} : { data }), status_code: 1000, timestamp: new Date().toISOString() }));
+}
+
+/** Versions and 2.2.1 details of a CPO with a credentials endpoint and `extra` endpoints. */
+const versionsOnly =
+  (extra: repo.Endpoint[] = []) =>
+  (req: IncomingMessage, res: ServerResponse, base: string) => {
+    if (req.url === '/versions') return answer(res, [{ version: '2.2.1', url: `${base}/2.2.1` }]);
+    if (req.url === '/2.2.1')
+      return answer(res, { version: '2.2.1', endpoints: [{ identifier: 'credentials', role: 'SENDER', url: `${base}/2.2.1/credentials` }, ...extra] });
+    res.writeHead(404).end();
+  };
+
+const cpoRole = (country_code: string, party_id: string) => ({
+  role: 'CPO',
+  country_code,
+  party_id,
+  business_details: { name: `${country_code}*${party_id}` },
+});
+
+describe('credentials from peers', () => {
+  it('refuses a registration whose roles claim another connection’s party; a party listed twice is one', async () => {
+    const peer = await fakePeer(versionsOnly());
+    try {
+      const intruder = await ctx.ocpi.connections.invite({ name: 'intruder' });
+      const claim = { token: 'intruder-token-b', url: `${peer.url}/versions`, roles: [cpoRole('de', 'abc')] };
+      assertEnvelope(await ocpi('POST', '/2.2.1/credentials', claim, intruder.token), 400, 2000);
+      const owner = await ctx.ocpi.connections.findByName('cpo-one');
+      assert.ok(owner && (await repo.connectionOwnsParty(ctx.db, owner.id, 'DE', 'ABC')), 'cpo-one still speaks for DE*ABC');
+      assert.equal((await ctx.ocpi.connections.findByName('intruder'))?.incoming_token_kind, 'A', 'nothing of the registration was stored');
+      assertEnvelope(await ocpi('GET', '/2.2.1/sessions/DE/ABC/S1'), 200, 1000);
+
+      const twice = await ctx.ocpi.connections.invite({ name: 'twice' });
+      const body = { token: 'twice-token-b', url: `${peer.url}/versions`, roles: [cpoRole('FR', 'DUP'), cpoRole('fr', 'dup')] };
+      assertEnvelope(await ocpi('POST', '/2.2.1/credentials', body, twice.token), 200, 1000);
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it('refuses a peer whose module endpoints are plain http off this machine (3001)', async () => {
+    const peer = await fakePeer(versionsOnly([{ identifier: 'locations', role: 'SENDER', url: 'http://cpo.example.com/ocpi/2.2.1/locations' }]));
+    try {
+      const invite = await ctx.ocpi.connections.invite({ name: 'plain-http' });
+      const body = { token: 'plain-token-b', url: `${peer.url}/versions`, roles: [cpoRole('AT', 'PLN')] };
+      const res = await ocpi('POST', '/2.2.1/credentials', body, invite.token);
+      assertEnvelope(res, 400, 3001);
+      assert.match(res.body.status_message, /locations endpoint must be an https URL/);
+    } finally {
+      await peer.close();
+    }
+  });
+});
+
+describe('pulling pages from a peer', () => {
+  it('follows no Link to another server: our credentials token stays with the peer', async () => {
+    const elsewhere = await fakePeer((_req, res) => answer(res, []));
+    const target = `http://localhost:${new URL(elsewhere.url).port}/collect?offset=1`;
+    const peer = await fakePeer((_req, res) => answer(res, [{ id: 'one' }], { link: `<${target}>; rel="next"`, 'x-total-count': '2' }));
+    try {
+      const pages: unknown[] = [];
+      await assert.rejects(async () => {
+        for await (const page of ocpiPages({ token: 'our-secret-token' }, `${peer.url}/2.2.1/locations`)) pages.push(page);
+      }, /Link to another server/);
+      assert.equal(pages.length, 1);
+      assert.equal(elsewhere.requests.length, 0);
+    } finally {
+      await peer.close();
+      await elsewhere.close();
+    }
+  });
+});
+
+describe('pushes to CPOs (outbox)', () => {
+  const push = (connectionId: string, key: string, body: unknown) =>
+    ({ connection_id: connectionId, module: 'tokens', method: 'PUT', path: `/DE/CAX/${key}?type=APP_USER`, body, dedupe_key: `token:${key}` }) as const;
+
+  it('holds no transaction while a push travels: a newer push of the same token is queued at once and sent next', async () => {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let arrived: () => void = () => {};
+    const arrival = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const peer = await fakePeer(async (_req, res) => {
+      arrived();
+      await released;
+      answer(res, undefined);
+    });
+    try {
+      await connectedPeer('slow-cpo', [{ country_code: 'SE', party_id: 'SLO' }], {
+        endpoints: [{ identifier: 'tokens', role: 'RECEIVER', url: `${peer.url}/tokens` }],
+      });
+      const connection = await ctx.ocpi.connections.findByName('slow-cpo');
+      assert.ok(connection);
+      await repo.enqueuePush(ctx.db, push(connection.id, 'u-slow', { v: 1 }), ctx.clock.now());
+      const delivering = deliverDuePushes({ db: ctx.db, clock: ctx.clock, auth: ctx.ocpi.connections.peerAuth, timeoutMs: 5_000 });
+      await arrival;
+      // The user's change (its own transaction) queues the newer token while the first push is still in flight.
+      const queued = ctx.db.transaction((tx) => repo.enqueuePush(tx, push(connection.id, 'u-slow', { v: 2 }), ctx.clock.now()));
+      const blocked = new Promise((_resolve, reject) => setTimeout(() => reject(new Error('queuing waited for the CPO')), 1_000).unref());
+      try {
+        await Promise.race([queued, blocked]);
+      } finally {
+        release();
+      }
+      assert.deepEqual(await delivering, { sent: 2, failed: 0 });
+      assert.deepEqual(
+        peer.requests.map((r) => JSON.parse(r.body)),
+        [{ v: 1 }, { v: 2 }],
+      );
+      const { rows } = await ctx.db.query('SELECT 1 FROM ocpi_outbox WHERE connection_id = $1', [connection.id]);
+      assert.equal(rows.length, 0);
+    } finally {
+      release();
+      await peer.close();
+    }
+  });
+
+  it('a CPO that does not answer costs one timeout per round; the other CPOs’ pushes go', async () => {
+    const silent = await fakePeer(() => {});
+    const quick = await fakePeer((_req, res) => answer(res, undefined));
+    try {
+      await connectedPeer('silent-cpo', [{ country_code: 'SE', party_id: 'SIL' }], {
+        endpoints: [{ identifier: 'tokens', role: 'RECEIVER', url: `${silent.url}/tokens` }],
+      });
+      await connectedPeer('quick-cpo', [{ country_code: 'SE', party_id: 'QCK' }], {
+        endpoints: [{ identifier: 'tokens', role: 'RECEIVER', url: `${quick.url}/tokens` }],
+      });
+      const silentId = (await ctx.ocpi.connections.findByName('silent-cpo'))?.id as string;
+      const quickId = (await ctx.ocpi.connections.findByName('quick-cpo'))?.id as string;
+      for (const key of ['a', 'b', 'c']) await repo.enqueuePush(ctx.db, push(silentId, key, { key }), ctx.clock.now());
+      ctx.clock.advance(1);
+      await repo.enqueuePush(ctx.db, push(quickId, 'd', { key: 'd' }), ctx.clock.now());
+      const result = await deliverDuePushes({ db: ctx.db, clock: ctx.clock, auth: ctx.ocpi.connections.peerAuth, timeoutMs: 300 });
+      assert.deepEqual(result, { sent: 1, failed: 1 });
+      assert.equal(silent.requests.length, 1);
+      assert.equal(quick.requests.length, 1);
+      await ctx.db.query('DELETE FROM ocpi_outbox WHERE connection_id = $1', [silentId]);
+    } finally {
+      await silent.close();
+      await quick.close();
+    }
+  });
+});
+
+describe('reconciliation', () => {
+  it('runs one pass at a time and never rejects (it runs from a timer)', async () => {
+    let queries = 0;
+    let fail: (error: Error) => void = () => {};
+    const db = {
+      query: () => {
+        queries++;
+        return new Promise((_resolve, reject) => {
+          fail = reject;
+        });
+      },
+    } as unknown as Database;
+    const logged: string[] = [];
+    const ocpi = createOcpi({
+      db,
+      clock: ctx.clock,
+      config: ctx.config.ocpi,
+      baseUrl: 'https://emsp.example.com/ocpi',
+      ingestion: {} as Ingestion,
+      log: (_level, message) => logged.push(message),
+    });
+    const first = ocpi.reconcile();
+    const second = ocpi.reconcile();
+    assert.equal(queries, 1, 'the second call joins the pass under way');
+    fail(new Error('the database is down'));
+    await first;
+    await second;
+    assert.ok(logged.some((m) => /reconciliation failed/.test(m)));
   });
 });

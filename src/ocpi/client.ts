@@ -188,8 +188,14 @@ export async function* ocpiPages<T>(auth: OcpiPeerAuth, url: string, options: Pa
     yield total === undefined ? { items } : { items, total };
     offset += items.length;
     const link = nextLink(reply.headers[HEADER.link] as string | undefined);
-    if (link) next = new URL(link, next).toString();
-    else if (total !== undefined && items.length > 0 && offset < total) {
+    if (link) {
+      // The next page is on the server we asked: our credentials token goes to no other host, whatever the Link says.
+      const linked = new URL(link, next);
+      if (linked.origin !== first.origin) {
+        throw new OcpiTransportError(`GET ${first.pathname} answered a Link to another server (${linked.origin.slice(0, 100)})`, reply.status, false);
+      }
+      next = linked.toString();
+    } else if (total !== undefined && items.length > 0 && offset < total) {
       const byOffset = new URL(first);
       byOffset.searchParams.set('offset', String(offset));
       next = byOffset.toString();

@@ -84,7 +84,12 @@ export async function fetchPeerVersion(auth: OcpiPeerAuth, versionsUrl: string, 
   const { data: detailsData } = await ocpiData<unknown>(auth, { method: 'GET', url: detailsUrl, timeoutMs });
   const details = parseVersionDetails(detailsData);
   if (!details.ok) throw new ConnectionError(`the peer's version details are not valid OCPI: ${describe(details.errors)}`);
-  const endpoints = details.value.endpoints.map((e) => ({ identifier: e.identifier, role: e.role, url: new URL(e.url, detailsUrl).toString() }));
+  // Every endpoint we will call (with our token, our users' tokens, commands) is held to the same https rule as the versions URL.
+  const endpoints = details.value.endpoints.map((e) => ({
+    identifier: e.identifier,
+    role: e.role,
+    url: checkPeerUrl(new URL(e.url, detailsUrl).toString(), `The ${e.identifier} endpoint`).toString(),
+  }));
   if (!endpoints.some((e) => e.identifier === 'credentials')) {
     throw new OcpiError(400, OCPI_STATUS.noMatchingEndpoints, 'the peer lists no credentials endpoint');
   }
@@ -254,6 +259,8 @@ export function createConnections(deps: {
               roles,
             },
             clock.now(),
+            // The operator connects this CPO: its parties move here from an older connection.
+            { takeOver: true },
           );
         });
         cache.clear();
@@ -370,27 +377,32 @@ export function createConnections(deps: {
     }
     const tokenC = newCredentialsToken();
     const name = connection.name.startsWith('invited-') ? await uniqueName(nameFromRoles(roles), connection.id) : connection.name;
-    await db.transaction(async (tx) => {
-      const locked = await repo.findConnection(tx, connection.id, { forUpdate: true });
-      if (!locked || locked.status === 'disconnected' || locked.incoming_token_kind !== connection.incoming_token_kind) {
-        throw new OcpiError(405, OCPI_STATUS.clientError, 'The registration changed meanwhile; start again');
-      }
-      if (rawTokens !== connection.raw_tokens) await tx.query('UPDATE ocpi_connections SET raw_tokens = $2 WHERE id = $1', [connection.id, rawTokens]);
-      await repo.storeCredentials(
-        tx,
-        connection.id,
-        {
-          name,
-          incoming_token: tokenC,
-          outgoing_token: credentials.value.token,
-          versions_url: credentials.value.url,
-          version: peer.version,
-          endpoints: peer.endpoints,
-          roles,
-        },
-        clock.now(),
-      );
-    });
+    await db
+      .transaction(async (tx) => {
+        const locked = await repo.findConnection(tx, connection.id, { forUpdate: true });
+        if (!locked || locked.status === 'disconnected' || locked.incoming_token_kind !== connection.incoming_token_kind) {
+          throw new OcpiError(405, OCPI_STATUS.clientError, 'The registration changed meanwhile; start again');
+        }
+        if (rawTokens !== connection.raw_tokens) await tx.query('UPDATE ocpi_connections SET raw_tokens = $2 WHERE id = $1', [connection.id, rawTokens]);
+        await repo.storeCredentials(
+          tx,
+          connection.id,
+          {
+            name,
+            incoming_token: tokenC,
+            outgoing_token: credentials.value.token,
+            versions_url: credentials.value.url,
+            version: peer.version,
+            endpoints: peer.endpoints,
+            roles,
+          },
+          clock.now(),
+        );
+      })
+      .catch((error: unknown) => {
+        if (error instanceof repo.PartyTakenError) throw new OcpiError(400, OCPI_STATUS.clientError, `roles: ${error.message}`);
+        throw error;
+      });
     cache.clear();
     await deps.onRoles?.(roles);
     return ourCredentials(tokenC);

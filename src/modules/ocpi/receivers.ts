@@ -138,9 +138,11 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
           if (!stored || !evse) throw unknownLocation(stored ? `${locationId}/${evseUid}` : locationId);
           const connectors = [...evse.connectors];
           const at = connectors.findIndex((c) => c.id === connectorId);
+          const stamp = String(connector.last_updated);
+          // As for an EVSE: a stored connector newer than the one PUT is kept (a late retry must not undo a change).
+          if (at >= 0 && Date.parse((connectors[at] as OcpiConnector).last_updated) > Date.parse(stamp)) return undefined;
           if (at >= 0) connectors[at] = connector;
           else connectors.push(connector);
-          const stamp = String(connector.last_updated);
           const changed: OcpiEvse = { ...evse, connectors, last_updated: newer(evse.last_updated, stamp) };
           return { ...stored, evses: (stored.evses ?? []).map((e) => (e.uid === evseUid ? changed : e)), last_updated: newer(stored.last_updated, stamp) };
         });

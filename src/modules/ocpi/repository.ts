@@ -100,7 +100,21 @@ export async function listConnectedConnections(db: Queryable): Promise<Connectio
   return rows;
 }
 
-/** Stores the outcome of a credentials exchange: the peer's version, endpoints, roles and token, and our new token for it. */
+/** A peer claimed a party that another connection speaks for. */
+export class PartyTakenError extends Error {
+  readonly parties: string[];
+  constructor(parties: string[]) {
+    super(`${parties.join(', ')} ${parties.length === 1 ? 'is' : 'are'} registered by another connection`);
+    this.name = 'PartyTakenError';
+    this.parties = parties;
+  }
+}
+
+/**
+ * Stores the outcome of a credentials exchange: the peer's version, endpoints, roles and token, and our new token for it.
+ * A party another connection speaks for is refused (PartyTakenError; call inside a transaction) unless `takeOver`
+ * (the operator connecting a CPO anew): otherwise any peer holding a token could claim another CPO's party.
+ */
 export async function storeCredentials(
   db: Queryable,
   id: string,
@@ -114,6 +128,7 @@ export async function storeCredentials(
     roles: PeerRole[];
   },
   at: Date,
+  options: { takeOver?: boolean } = {},
 ): Promise<void> {
   await db.query(
     `UPDATE ocpi_connections
@@ -134,12 +149,17 @@ export async function storeCredentials(
   );
   await db.query('DELETE FROM ocpi_connection_parties WHERE connection_id = $1', [id]);
   if (values.roles.length > 0) {
-    await db.query(
+    // DISTINCT: a role listed twice (or in two letter cases) is one row.
+    const { rows } = await db.query<{ country_code: string; party_id: string; role: string }>(
       `INSERT INTO ocpi_connection_parties (connection_id, country_code, party_id, role)
-       SELECT $1, upper(x.country_code), upper(x.party_id), x.role FROM jsonb_to_recordset($2::jsonb) AS x(country_code text, party_id text, role text)
-       ON CONFLICT (country_code, party_id, role) DO UPDATE SET connection_id = EXCLUDED.connection_id`,
+       SELECT DISTINCT $1::uuid, upper(x.country_code), upper(x.party_id), x.role FROM jsonb_to_recordset($2::jsonb) AS x(country_code text, party_id text, role text)
+       ON CONFLICT (country_code, party_id, role) DO ${options.takeOver ? 'UPDATE SET connection_id = EXCLUDED.connection_id' : 'NOTHING'}
+       RETURNING country_code, party_id, role`,
       [id, JSON.stringify(values.roles)],
     );
+    const stored = new Set(rows.map((r) => `${r.country_code}*${r.party_id}/${r.role}`));
+    const taken = values.roles.filter((r) => !stored.has(`${r.country_code.toUpperCase()}*${r.party_id.toUpperCase()}/${r.role}`));
+    if (taken.length > 0) throw new PartyTakenError([...new Set(taken.map((r) => `${r.country_code.toUpperCase()}*${r.party_id.toUpperCase()}`))]);
   }
 }
 
@@ -366,21 +386,32 @@ export async function enqueuePush(
   );
 }
 
-/** Due pushes, locked for this worker (other processes skip them). Call inside a transaction. */
-export async function claimDuePushes(db: Queryable, at: Date, limit: number): Promise<OutboxItem[]> {
+/**
+ * Claims the oldest due push, in a statement of its own: its next attempt moves to `leaseUntil`, so no other
+ * worker sends it meanwhile, and it comes due again only if this one dies. No transaction stays open while the
+ * push travels (a user change that queues a newer push of the same object never waits for a slow CPO).
+ * Pushes to the connections in `except` are left for a later round.
+ */
+export async function claimDuePush(db: Queryable, at: Date, leaseUntil: Date, except: readonly string[] = []): Promise<OutboxItem | undefined> {
   const { rows } = await db.query<OutboxItem>(
-    `SELECT id, connection_id, module, method, path, body, attempts FROM ocpi_outbox
-      WHERE next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-    [at, limit],
+    `UPDATE ocpi_outbox SET next_attempt_at = $2
+      WHERE id = (SELECT id FROM ocpi_outbox WHERE next_attempt_at <= $1 AND NOT (connection_id = ANY($3::uuid[]))
+                   ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING id, connection_id, module, method, path, body, attempts`,
+    [at, leaseUntil, except],
   );
-  return rows;
+  return rows[0];
 }
 
+/** A push done (sent, or refused for good). A newer push of the same object may have replaced the body meanwhile: only the one sent is done. */
 export async function completePush(db: Queryable, id: number, body: unknown): Promise<void> {
-  // A newer push of the same object may have replaced the body meanwhile: only the one sent is done.
   await db.query('DELETE FROM ocpi_outbox WHERE id = $1 AND body IS NOT DISTINCT FROM $2::jsonb', [id, body === undefined ? null : JSON.stringify(body)]);
 }
 
-export async function postponePush(db: Queryable, id: number, next: Date, error: string): Promise<void> {
-  await db.query('UPDATE ocpi_outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1', [id, next, error.slice(0, 500)]);
+/** A failed push waits until `next`, unless a newer body replaced it meanwhile (that one is due at once). */
+export async function postponePush(db: Queryable, id: number, body: unknown, next: Date, error: string): Promise<void> {
+  await db.query(
+    'UPDATE ocpi_outbox SET attempts = attempts + 1, next_attempt_at = $3, last_error = $4 WHERE id = $1 AND body IS NOT DISTINCT FROM $2::jsonb',
+    [id, body === undefined ? null : JSON.stringify(body), next, error.slice(0, 500)],
+  );
 }

@@ -37,16 +37,20 @@ export function createOcpi(deps: OcpiDeps) {
     timeoutMs: config.requestTimeoutMs,
     // Operator names for stations: the CPO's business details as it registered them.
     onRoles: async (roles) => {
-      const parties = roles
-        .filter((r) => r.role === 'CPO')
-        .map((r) => ({
+      // One row per party: a peer may list a party twice (or in two letter cases), and one statement cannot write a row twice.
+      const parties = new Map<string, { country_code: string; party_id: string; name: string; phone: null; website: string | null }>();
+      for (const r of roles) {
+        const key = `${r.country_code.toUpperCase()}*${r.party_id.toUpperCase()}`;
+        if (r.role !== 'CPO' || parties.has(key)) continue;
+        parties.set(key, {
           country_code: r.country_code.toUpperCase(),
           party_id: r.party_id.toUpperCase(),
           name: r.business_details.name,
           phone: null,
           website: r.business_details.website ?? null,
-        }));
-      await deps.ingestion.ingest({ parties }, { notify: false });
+        });
+      }
+      await deps.ingestion.ingest({ parties: [...parties.values()] }, { notify: false });
     },
   });
   const events: OcpiEvents = deps.events ?? {};
@@ -66,6 +70,17 @@ export function createOcpi(deps: OcpiDeps) {
 
   const timers: NodeJS.Timeout[] = [];
   let pushing: Promise<unknown> | undefined;
+  let reconciling: Promise<void> | undefined;
+
+  const reconcileAll = async (): Promise<void> => {
+    for (const connection of await repo.listConnectedConnections(db)) {
+      try {
+        await sync.syncConnection(connection);
+      } catch (error) {
+        log('warn', 'reconciliation with a CPO failed; retried at the next interval', { connection: connection.name, reason: (error as Error).message });
+      }
+    }
+  };
 
   const deliver = () => {
     pushing ??= deliverDuePushes({ db, clock, auth: connections.peerAuth, timeoutMs: config.requestTimeoutMs, log: (level, m, f) => log(level, m, f) })
@@ -86,15 +101,17 @@ export function createOcpi(deps: OcpiDeps) {
     userChanged: tokens.userChanged,
     routes: () => ocpiRoutes({ clock, connections, receivers, tokens, pageLimit: config.pageLimit, baseUrl: deps.baseUrl }),
 
-    /** Pulls everything changed at every connected CPO since the last pull. */
-    async reconcile(): Promise<void> {
-      for (const connection of await repo.listConnectedConnections(db)) {
-        try {
-          await sync.syncConnection(connection);
-        } catch (error) {
-          log('warn', 'reconciliation with a CPO failed; retried at the next interval', { connection: connection.name, reason: (error as Error).message });
-        }
-      }
+    /**
+     * Pulls everything changed at every connected CPO since the last pull. One pass at a time (a call during a
+     * pass joins it: a slow pull never piles up passes); never rejects (it runs from a timer), failures are logged.
+     */
+    reconcile(): Promise<void> {
+      reconciling ??= reconcileAll()
+        .catch((error: Error) => log('warn', 'reconciliation failed; retried at the next interval', { reason: error.message }))
+        .finally(() => {
+          reconciling = undefined;
+        });
+      return reconciling;
     },
     deliverPushes: deliver,
 
