@@ -83,6 +83,29 @@ describe('EVSE status group commit', () => {
   });
 });
 
+describe('status changes racing location rewrites', () => {
+  it('loses no status change to a concurrent rewrite of its location, and an older PUT cannot undo it', async () => {
+    for (let round = 0; round < 15; round++) {
+      const stamp = new Date(Date.parse('2026-04-01T00:00:00Z') + round * 60_000).toISOString();
+      const status = round % 2 === 0 ? 'CHARGING' : 'AVAILABLE';
+      await Promise.all([
+        ctx.ingestion.changeLocation({ country_code: 'DE', party_id: 'ABC', id: 'B7' }, (stored) =>
+          stored ? { ...stored, name: `Round ${round}` } : undefined,
+        ),
+        ctx.ingestion.updateEvseStatus(change(7, 2, status, stamp)),
+      ]);
+      const location = await ctx.ingestion.findLocation({ country_code: 'DE', party_id: 'ABC', id: 'B7' });
+      assert.equal(location?.name, `Round ${round}`);
+      assert.equal(location?.evses?.find((e) => e.uid === 'B7-2')?.status, status, `round ${round}: the status survived`);
+      assert.ok(Date.parse(location?.last_updated ?? '') >= Date.parse(stamp), 'the location moved with its EVSE');
+    }
+    const stale = ocpiLocation({ id: 'B7', lat: 48.07, lon: 11, evses: [{}, { status: 'OUTOFORDER' }] });
+    await ctx.ingestion.ingest({ locations: [{ ...stale, last_updated: '2026-04-01T00:05:00Z' }] });
+    const after = await ctx.ingestion.findLocation({ country_code: 'DE', party_id: 'ABC', id: 'B7' });
+    assert.notEqual(after?.evses?.find((e) => e.uid === 'B7-2')?.status, 'OUTOFORDER', 'an older PUT of the location was ignored');
+  });
+});
+
 describe('groupCommit', () => {
   it('writes items added during a write as the next batch, and fails only the batch that failed', async () => {
     const batches: number[][] = [];

@@ -133,7 +133,11 @@ export async function findLocation(db: Queryable, key: LocationKey, options: { f
   );
   let newest = row.last_updated;
   for (const evse of evses) if (evse.last_updated > newest) newest = evse.last_updated;
-  const location: OcpiLocation = { ...row.data, last_updated: newest === row.last_updated ? row.data.last_updated : newest.toISOString() };
+  // The row's last_updated moves with its EVSEs' statuses; the stored object keeps the CPO's own text when it is still the newest.
+  const location: OcpiLocation = {
+    ...row.data,
+    last_updated: newest.getTime() === Date.parse(row.data.last_updated) ? row.data.last_updated : newest.toISOString(),
+  };
   if (evses.length > 0 || row.data.evses !== undefined) location.evses = evses.map((e) => e.data);
   return location;
 }
@@ -187,6 +191,16 @@ export async function updateEvseStatuses(db: Queryable, changes: EvseStatusChang
     if (seen === undefined || Date.parse(c.last_updated) > Date.parse((changes[seen] as EvseStatusChange).last_updated)) newest.set(key, i);
   });
   const rows = [...newest.values()].map((i) => ({ ...(changes[i] as EvseStatusChange), i }));
+  // The parent locations are locked first, in key order: a location being rewritten (an OCPI PUT, a pull)
+  // replaces its EVSE rows, so a status change waits for it instead of being lost in the rewrite.
+  await db.query(
+    `SELECT 1 FROM ocpi_locations l
+       JOIN (SELECT DISTINCT country_code, party_id, location_id FROM jsonb_to_recordset($1::jsonb) AS x(country_code text, party_id text, location_id text)) x
+         ON l.country_code = x.country_code AND l.party_id = x.party_id AND l.id = x.location_id
+      ORDER BY l.country_code, l.party_id, l.id
+        FOR UPDATE OF l`,
+    [JSON.stringify(rows)],
+  );
   const { rows: written } = await db.query<{ i: number }>(
     `UPDATE ocpi_evses e
         SET status = x.status,
@@ -200,6 +214,18 @@ export async function updateEvseStatuses(db: Queryable, changes: EvseStatusChang
     // The stamp twice: as a timestamp to compare, and as the CPO wrote it for the stored object.
     [JSON.stringify(rows.map((r) => ({ ...r, stamp: r.last_updated })))],
   );
+  // The parent's last_updated follows its EVSE (mod_locations), so an older PUT of the whole location cannot undo the change.
+  const changedRows = written.map((w) => rows.find((r) => r.i === w.i) as (typeof rows)[number]);
+  if (changedRows.length > 0) {
+    await db.query(
+      `UPDATE ocpi_locations l SET last_updated = greatest(l.last_updated, x.last_updated)
+         FROM (SELECT country_code, party_id, location_id, max(last_updated) AS last_updated
+                 FROM jsonb_to_recordset($1::jsonb) AS x(country_code text, party_id text, location_id text, last_updated timestamptz)
+                GROUP BY 1, 2, 3) x
+        WHERE l.country_code = x.country_code AND l.party_id = x.party_id AND l.id = x.location_id`,
+      [JSON.stringify(changedRows)],
+    );
+  }
   const stored = new Set(written.map((r) => r.i));
   return changes.map((_, i) => stored.has(i));
 }
