@@ -314,7 +314,7 @@ async function run(argv: string[]): Promise<void> {
       case 'cpo sync': {
         const ocpi = ocpiOf(session);
         const connection = await ocpi.connections.findByName(arg as string);
-        if (!connection || connection.status !== 'connected') throw new Error(`no connected CPO named ${arg}`);
+        if (connection?.status !== 'connected') throw new Error(`no connected CPO named ${arg}`);
         const counts = await ocpi.sync.syncConnection(connection, { full: values.full ?? false, onProgress: syncProgress() });
         print(
           json,

@@ -77,11 +77,20 @@ export function tokenCandidates(header: string | undefined): { decoded?: string;
   if (/^[A-Za-z0-9+/]+={0,2}$/.test(raw) && raw.length % 4 === 0) {
     const decoded = Buffer.from(raw, 'base64').toString('utf8');
     // Only a clean round trip is a Base64 token; otherwise it was a raw token that happens to look like Base64.
-    if (decoded.length > 0 && !/[\u0000-\u001f\u007f\ufffd]/.test(decoded) && Buffer.from(decoded, 'utf8').toString('base64') === raw) {
+    if (decoded.length > 0 && printable(decoded) && Buffer.from(decoded, 'utf8').toString('base64') === raw) {
       return { decoded, raw };
     }
   }
   return { raw };
+}
+
+/** No control characters and no replacement character (what invalid UTF-8 decodes to). */
+function printable(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f || code === 0xfffd) return false;
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------

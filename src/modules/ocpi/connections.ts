@@ -315,7 +315,7 @@ export function createConnections(deps: {
     /** Rotates both tokens of a connection (PUT of new credentials to the CPO). */
     async rotate(name: string): Promise<void> {
       const connection = await repo.findConnectionByName(db, name);
-      if (!connection || connection.status !== 'connected') throw new ConnectionError(`no connected connection named ${name}`);
+      if (connection?.status !== 'connected') throw new ConnectionError(`no connected connection named ${name}`);
       const url = endpointOf(connection, 'credentials', 'RECEIVER') ?? endpointOf(connection, 'credentials', 'SENDER');
       if (!url) throw new ConnectionError('the peer lists no credentials endpoint');
       const tokenB = newCredentialsToken();
