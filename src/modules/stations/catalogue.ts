@@ -9,17 +9,18 @@
 // parses the same text for callers inside the service, so there is one way a
 // station is shown.
 
-import { distance as greatCircleKm, around as kdAround } from 'geokdbush';
 import { EVSE_STATUSES } from '../../ocpi/locations-tariffs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
-import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, localIsoDateTime, type PriceGroup, tariffChanges } from './price-groups.ts';
+import { nearestOut, nearestWithin } from './kd-nearest.ts';
+import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, type GroupedEvse, localIsoDateTime, type PriceGroup, tariffChanges } from './price-groups.ts';
 import type { Speed, StationBase } from './projection.ts';
 import * as repo from './repository.ts';
 import {
   buildSnapshot,
   emptySnapshot,
   findEvse,
+  fragment,
   type Layout,
   type LayoutGroup,
   NO_PRICE,
@@ -33,7 +34,7 @@ import {
   stationStatusCode,
   tariffKey,
 } from './snapshot.ts';
-import { tileItems } from './tiles.ts';
+import { refreshSummaryEntry, SUMMARY_MAX_ZOOM, summaryTileItems, tileItems } from './tiles.ts';
 
 export { type PricingConfig, pricingFor } from './snapshot.ts';
 
@@ -108,17 +109,61 @@ const KD_STACK = new Uint32Array(3 * 128); // depth of a k-d tree of 2^64 points
 const KD_BOXES = new Float64Array(4 * 128);
 /** Matches of one count, kept when there are few: they are then the whole answer, no second search needed. */
 const FEW_MATCHES = new Uint32Array(256);
-/** Stations asked for beyond a page, to see the ties of its last one without a second search. */
-const TIE_SLACK = 8;
+/** Stations inside the circle after which a count is worth a filter table (see countWithin). */
+const TABLE_AFTER = 1024;
+/** Candidates of a page from the nearest-first search (grown by it when needed). */
+const NEAREST = nearestOut(1024);
+/** One page being chosen: stations and their distances in tenths of a meter, in answer order. */
+let pageIds = new Uint32Array(256);
+let pageTenths = new Float64Array(256);
+
+/** Distance in tenths of a meter (rounded) for geokdbush's haversine term h: its `distance`, to the last step. */
+function tenthsOf(h: number): number {
+  return Math.round(2 * EARTH_RADIUS_KM * Math.asin(Math.sqrt(h)) * 10_000);
+}
+
+/**
+ * Keeps the first `wanted` of the candidates offered by (distance in tenths, catalogue rank) in
+ * pageIds/pageTenths; returns how many are kept. Candidates may come in any order.
+ */
+function offerToPage(rank: Uint32Array, kept: number, wanted: number, id: number, tenths: number): number {
+  let pos = kept;
+  if (kept === wanted) {
+    const last = pageTenths[wanted - 1] as number;
+    if (tenths > last || (tenths === last && (rank[id] as number) > (rank[pageIds[wanted - 1] as number] as number))) return kept;
+    pos = wanted - 1;
+  } else kept++;
+  while (pos > 0) {
+    const t = pageTenths[pos - 1] as number;
+    if (t < tenths || (t === tenths && (rank[pageIds[pos - 1] as number] as number) < (rank[id] as number))) break;
+    pageTenths[pos] = t;
+    pageIds[pos] = pageIds[pos - 1] as number;
+    pos--;
+  }
+  pageTenths[pos] = tenths;
+  pageIds[pos] = id;
+  return kept;
+}
 
 /**
  * How many stations `accept` lets through within radiusKm of (lon, lat): the
  * k-d tree's bounding-box walk with the great-circle test inline (geokdbush's
  * haversine, so the count agrees exactly with its `around`), no arrays built.
- * The first matches are written to `few` (all of them when the count is at
- * most its length).
+ * Matches are written to `few`: all of them when the count is at most its
+ * length (otherwise some or none). `accept` null: every station matches.
+ * Whole k-d nodes inside the circle are counted from the k-d ordered class and
+ * status of their stations with `acceptTable` (by class * statuses + status,
+ * asked for once enough stations are inside: building it has a cost).
  */
-function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, accept: (i: number) => boolean, few: Uint32Array): number {
+function countWithin(
+  s: Snapshot,
+  lon: number,
+  lat: number,
+  radiusKm: number,
+  accept: ((i: number) => boolean) | null,
+  acceptTable: () => Uint8Array,
+  few: Uint32Array,
+): number {
   if (s.size === 0) return 0;
   const angular = radiusKm / EARTH_RADIUS_KM;
   const dLat = angular / RAD;
@@ -137,9 +182,14 @@ function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, ac
   const cosLat = Math.cos(lat * RAD);
   const { ids, coords, nodeSize } = s.index;
   let count = 0;
+  let insideSeen = 0;
+  let table: Uint8Array | null = null;
+  const kdCos = s.kdCosLatitudes;
+  const kdClassStatus = s.kdClassStatus;
   const inside = (k: number, x: number, y: number): boolean => {
     const id = ids[k] as number;
-    if (haverSinBetween(lon, lat, cosLat, x, y, s.cosLatitudes[id] as number) > maxH || !accept(id)) return false;
+    if (haverSinBetween(lon, lat, cosLat, x, y, kdCos[k] as number) > maxH) return false;
+    if (table !== null ? table[kdClassStatus[k] as number] === 0 : accept !== null && !accept(id)) return false;
     if (count < few.length) few[count] = id;
     return true;
   };
@@ -154,7 +204,10 @@ function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, ac
     stack[0] = 0;
     stack[1] = ids.length - 1;
     stack[2] = 0;
-    box.set([-180, -90, 180, 90], 0);
+    box[0] = -180;
+    box[1] = -90;
+    box[2] = 180;
+    box[3] = 90;
     let sp = 3;
     while (sp > 0) {
       const axis = stack[--sp] as number;
@@ -175,6 +228,22 @@ function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, ac
         hCorner(x1, y0) <= surelyInside &&
         hCorner(x1, y1) <= surelyInside
       ) {
+        if (accept === null) {
+          // Every point counts; their ids are only needed while the count stays small.
+          if (count + right - left + 1 <= few.length) for (let k = left; k <= right; k++) few[count++] = ids[k] as number;
+          else count += right - left + 1;
+          continue;
+        }
+        insideSeen += right - left + 1;
+        if (table === null && insideSeen >= TABLE_AFTER) table = acceptTable();
+        if (table !== null) {
+          for (let k = left; k <= right; k++) {
+            if (table[kdClassStatus[k] as number] === 0) continue;
+            if (count < few.length) few[count] = ids[k] as number;
+            count++;
+          }
+          continue;
+        }
         for (let k = left; k <= right; k++) {
           const id = ids[k] as number;
           if (!accept(id)) continue;
@@ -196,13 +265,21 @@ function countWithin(s: Snapshot, lon: number, lat: number, radiusKm: number, ac
       const y = coords[2 * m + 1] as number;
       if (x >= minLon && x <= maxLon && y >= minLat && y <= maxLat && inside(m, x, y)) count++;
       if (axis === 0 ? minLon <= x : minLat <= y) {
-        box.set(axis === 0 ? [x0, y0, x, y1] : [x0, y0, x1, y], (sp / 3) * 4);
+        const at = (sp / 3) * 4;
+        box[at] = x0;
+        box[at + 1] = y0;
+        box[at + 2] = axis === 0 ? x : x1;
+        box[at + 3] = axis === 0 ? y1 : y;
         stack[sp++] = left;
         stack[sp++] = m - 1;
         stack[sp++] = 1 - axis;
       }
       if (axis === 0 ? maxLon >= x : maxLat >= y) {
-        box.set(axis === 0 ? [x, y0, x1, y1] : [x0, y, x1, y1], (sp / 3) * 4);
+        const at = (sp / 3) * 4;
+        box[at] = axis === 0 ? x : x0;
+        box[at + 1] = axis === 0 ? y0 : y;
+        box[at + 2] = x1;
+        box[at + 3] = y1;
         stack[sp++] = m + 1;
         stack[sp++] = right;
         stack[sp++] = 1 - axis;
@@ -218,17 +295,190 @@ function formatHundredths(value: number): string {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
-/** The groups a layout's stations show at `nowMs`: derived once per layout and tariff validity window. */
+/** Whether a filter lets every station through. */
+function isUnfiltered(filter: StationFilter): boolean {
+  return (
+    filter.connectorMask === 0 &&
+    !filter.onlyAvailable &&
+    !filter.onlyPartners &&
+    filter.operators.length === 0 &&
+    (filter.speeds ?? []).length === 0 &&
+    filter.maxPrice === undefined
+  );
+}
+
+/** 1 for each operator the filter's operator names and partner flag let through; null when they let all through. */
+function operatorTable(s: Snapshot, filter: StationFilter): Uint8Array | null {
+  if (!filter.onlyPartners && filter.operators.length === 0) return null;
+  const ok = new Uint8Array(s.operatorNames.length);
+  for (let op = 0; op < ok.length; op++) {
+    const named = filter.operators.length === 0 || filter.operators.includes(s.operatorKeys[op] as string);
+    ok[op] = named && (!filter.onlyPartners || s.operatorIsPartner[op] === 1) ? 1 : 0;
+  }
+  return ok;
+}
+
+/** 1 for each speed code the filter lets through; null when it lets all through. */
+function speedTable(filter: StationFilter): Uint8Array | null {
+  if ((filter.speeds ?? []).length === 0) return null;
+  return Uint8Array.from(SPEED_CODES, (speed) => ((filter.speeds as Speed[]).includes(speed) ? 1 : 0));
+}
+
+/** 1 for each station class whose stations the filter lets through, its status filter aside. */
+function computeClassTable(s: Snapshot, filter: StationFilter): Uint8Array {
+  const mask = filter.connectorMask;
+  const operatorOk = operatorTable(s, filter);
+  const speedOk = speedTable(filter);
+  const maxHundredths = filter.maxPrice === undefined ? undefined : filter.maxPrice * 100 + 1e-9;
+  const ok = new Uint8Array(s.classMask.length);
+  for (let c = 0; c < ok.length; c++) {
+    const price = s.classPrice[c] as number;
+    ok[c] =
+      (mask === 0 || ((s.classMask[c] as number) & mask) !== 0) &&
+      (operatorOk === null || operatorOk[s.classOperator[c] as number] === 1) &&
+      (speedOk === null || speedOk[s.classSpeed[c] as number] === 1) &&
+      (maxHundredths === undefined || price === NO_PRICE || price <= maxHundredths)
+        ? 1
+        : 0;
+  }
+  return ok;
+}
+
+/** Filter tables of a snapshot by filter (few filters are in use at a time): classes, and classes by status. */
+const filterTables = new WeakMap<Snapshot, Map<string, { classes: Uint8Array; classStatus?: Uint8Array }>>();
+const FILTER_TABLES_MAX = 512;
+
+function filterTablesOf(s: Snapshot, filter: StationFilter): { classes: Uint8Array; classStatus?: Uint8Array } {
+  let tables = filterTables.get(s);
+  if (!tables) {
+    tables = new Map();
+    filterTables.set(s, tables);
+  }
+  const key = `${filter.connectorMask}|${filter.onlyAvailable}|${filter.onlyPartners}|${filter.speeds?.join(',') ?? ''}|${filter.maxPrice ?? ''}|${filter.operators.join('\u0000')}`;
+  let entry = tables.get(key);
+  if (!entry) {
+    if (tables.size >= FILTER_TABLES_MAX) tables.delete(tables.keys().next().value as string);
+    entry = { classes: computeClassTable(s, filter) };
+    tables.set(key, entry);
+  }
+  return entry;
+}
+
+/** 1 for each station class the filter lets through (its status filter aside). */
+function classTable(s: Snapshot, filter: StationFilter): Uint8Array {
+  return filterTablesOf(s, filter).classes;
+}
+
+/** 1 for each class * STATUS_CODES.length + status code the filter lets through (index of Snapshot.kdClassStatus). */
+function classStatusTable(s: Snapshot, filter: StationFilter): Uint8Array {
+  const entry = filterTablesOf(s, filter);
+  if (!entry.classStatus) {
+    const statuses = STATUS_CODES.length;
+    const table = new Uint8Array(entry.classes.length * statuses);
+    for (let c = 0; c < entry.classes.length; c++) {
+      if (entry.classes[c] === 0) continue;
+      for (let st = 0; st < statuses; st++) table[c * statuses + st] = !filter.onlyAvailable || st === 0 ? 1 : 0;
+    }
+    entry.classStatus = table;
+  }
+  return entry.classStatus;
+}
+
+/** Pricing options per country, for one pricing configuration (pricingFor computes with big.js). */
+const countryPricing = new WeakMap<PricingConfig, Map<string, ReturnType<typeof pricingFor>>>();
+
+function pricingOf(country: string, pricing: PricingConfig): ReturnType<typeof pricingFor> {
+  let byCountry = countryPricing.get(pricing);
+  if (!byCountry) {
+    byCountry = new Map();
+    countryPricing.set(pricing, byCountry);
+  }
+  let options = byCountry.get(country);
+  if (!options) {
+    options = pricingFor(country, pricing);
+    byCountry.set(country, options);
+  }
+  return options;
+}
+
+/**
+ * `"prices":…,"currency":…,"pre_authorization_amount":…,"is_fallback":…` of a group, written once per
+ * prices object (derivePriceGroups shares one per tariff, power and options through the snapshot's memo).
+ */
+const pricedText = new WeakMap<object, { currency: string; amount: string; fallback: boolean; text: string }>();
+
+function pricedJson(g: PriceGroup): string {
+  const known = pricedText.get(g.prices);
+  if (known && known.currency === g.currency && known.amount === g.pre_authorization_amount && known.fallback === g.is_fallback) return known.text;
+  const text = fragment(
+    `"prices":${JSON.stringify(g.prices)},"currency":${JSON.stringify(g.currency)},"pre_authorization_amount":${JSON.stringify(g.pre_authorization_amount)},"is_fallback":${g.is_fallback}`,
+  );
+  pricedText.set(g.prices, { currency: g.currency, amount: g.pre_authorization_amount, fallback: g.is_fallback, text });
+  return text;
+}
+
+/** Groups derived over distinct connector sets, shared by the layouts of a party and country with the same sets in the same order. */
+interface SharedGroups {
+  from: number;
+  until: number;
+  items: { head: string; sets: Set<number>; priced: string }[];
+}
+
+/** Per snapshot: the index of each connector set (by its connectors array), and groups shared by set list. */
+const derivedBySnapshot = new WeakMap<Snapshot, { setIndex: Map<object, number>; shared: Map<string, SharedGroups> }>();
+
+function derivedOf(s: Snapshot): { setIndex: Map<object, number>; shared: Map<string, SharedGroups> } {
+  let derived = derivedBySnapshot.get(s);
+  if (!derived) {
+    derived = { setIndex: new Map(s.connectorSets.map((set, k) => [set.connectors, k])), shared: new Map() };
+    derivedBySnapshot.set(s, derived);
+  }
+  return derived;
+}
+
+/**
+ * The groups a layout's stations show at `nowMs`. EVSEs with the same connector set fall
+ * into the same groups, so groups are derived over one stand-in per distinct set (in order
+ * of first appearance), once per party, country and set list and tariff validity window,
+ * and each layout gives a group the positions of its EVSEs with those sets.
+ */
 function layoutGroups(s: Snapshot, layout: Layout, pricing: PricingConfig, now: Date): LayoutGroup[] {
   const nowMs = now.getTime();
   const cached = layout.groups;
   if (cached && cached.from <= nowMs && nowMs < cached.until) return cached.items;
+  const derived = derivedOf(s);
+  const sets: GroupedEvse['connectors'][] = [];
+  const setAt: number[] = [];
+  for (const evse of layout.evses) {
+    let k = sets.indexOf(evse.connectors);
+    if (k < 0) k = sets.push(evse.connectors) - 1;
+    setAt.push(k);
+  }
+  // Sets are the snapshot's (a layout's EVSEs point at them); one that is not is never shared.
+  const known = sets.every((connectors) => derived.setIndex.has(connectors));
+  const key = known ? `${layout.party}|${layout.country}|${sets.map((connectors) => derived.setIndex.get(connectors)).join(',')}` : undefined;
+  let shared = key === undefined ? undefined : derived.shared.get(key);
+  if (!shared || !(shared.from <= nowMs && nowMs < shared.until)) {
+    shared = deriveShared(s, layout, sets, pricing, now);
+    if (key !== undefined) derived.shared.set(key, shared);
+  }
+  const items = shared.items.map(({ head, sets: inGroup, priced }) => {
+    const positions: number[] = [];
+    for (let position = 0; position < setAt.length; position++) if (inGroup.has(setAt[position] as number)) positions.push(position);
+    return { head, positions, priced };
+  });
+  layout.groups = { from: shared.from, until: shared.until, items };
+  return items;
+}
+
+function deriveShared(s: Snapshot, layout: Layout, sets: GroupedEvse['connectors'][], pricing: PricingConfig, now: Date): SharedGroups {
+  const nowMs = now.getTime();
   const party = s.parties[layout.party] as { country_code: string; party_id: string };
   const findTariff = (id: string) => s.tariffs.get(tariffKey(party.country_code, party.party_id, id));
   let from = Number.NEGATIVE_INFINITY;
   let until = Number.POSITIVE_INFINITY;
-  for (const evse of layout.evses) {
-    for (const connector of evse.connectors) {
+  for (const connectors of sets) {
+    for (const connector of connectors) {
       for (const id of connector.tariff_ids ?? []) {
         const tariff = findTariff(id);
         for (const change of tariff ? tariffChanges(tariff) : []) {
@@ -239,14 +489,54 @@ function layoutGroups(s: Snapshot, layout: Layout, pricing: PricingConfig, now: 
     }
   }
   const country = s.countries[layout.country] as string;
-  const groups = derivePriceGroups(layout.evses, findTariff, { ...pricingFor(country, pricing), now, timeZone: 'UTC', memo: s.priceMemo });
-  const items = groups.map((g) => ({
-    head: `"type":${JSON.stringify(g.type)},"power":${JSON.stringify(g.power)}`,
-    positions: g.evse_ids.map(Number),
-    priced: `"prices":${JSON.stringify(g.prices)},"currency":${JSON.stringify(g.currency)},"pre_authorization_amount":${JSON.stringify(g.pre_authorization_amount)},"is_fallback":${g.is_fallback}`,
-  }));
-  layout.groups = { from, until, items };
-  return items;
+  const standIns = sets.map((connectors, k) => ({ uid: String(k), status: 'AVAILABLE' as const, connectors }));
+  const groups = derivePriceGroups(standIns, findTariff, { ...pricingOf(country, pricing), now, timeZone: 'UTC', memo: s.priceMemo });
+  return {
+    from,
+    until,
+    items: groups.map((g) => ({
+      head: fragment(`"type":${JSON.stringify(g.type)},"power":${JSON.stringify(g.power)}`),
+      sets: new Set(g.evse_ids.map(Number)),
+      priced: pricedJson(g),
+    })),
+  };
+}
+
+/** `,"status":"…"}` closing an EVSE of each status. */
+const EVSE_STATUS_TAIL = EVSE_STATUSES.map((status) => fragment(`,"status":"${status}"}`));
+/** `","speed":"…","status":"…","amenities":` by speed code * 4 + status code. */
+const STATION_FACTS = SPEED_CODES.flatMap((speed) => STATUS_CODES.map((status) => fragment(`","speed":"${speed}","status":"${status}","amenities":`)));
+/** EVSE positions of the station being written. */
+let liveEvses = new Uint32Array(64);
+
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
+/** `HH:MM:` by minute of the day, and `SS.` by second, `mmmZ` by millisecond. */
+const CLOCK_MINUTES = Array.from({ length: 1440 }, (_, m) => fragment(`${TWO_DIGITS[Math.floor(m / 60)]}:${TWO_DIGITS[m % 60]}:`));
+const CLOCK_SECONDS = Array.from({ length: 60 }, (_, n) => `${TWO_DIGITS[n]}.`);
+const CLOCK_MILLIS = Array.from({ length: 1000 }, (_, n) => `${String(n).padStart(3, '0')}Z`);
+const DAY_MS = 86_400_000;
+let isoDay = Number.NaN;
+let isoDayText = '';
+
+/** `new Date(ms).toISOString()` without a Date per call (the date part is kept for the last day asked). */
+export function isoDateTime(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  const rest = ms - day * DAY_MS;
+  if (!Number.isInteger(rest) || day * DAY_MS < -8.64e15 || day * DAY_MS > 8.64e15 - DAY_MS) return new Date(ms).toISOString();
+  if (day !== isoDay) {
+    isoDayText = new Date(day * DAY_MS).toISOString().slice(0, -13);
+    isoDay = day;
+  }
+  const seconds = Math.floor(rest / 1000);
+  return (
+    isoDayText + (CLOCK_MINUTES[Math.floor(seconds / 60)] as string) + (CLOCK_SECONDS[seconds % 60] as string) + (CLOCK_MILLIS[rest - seconds * 1000] as string)
+  );
+}
+
+/** A distance in tenths of a meter as JavaScript writes tenths / 10 (no trailing ".0"). */
+export function metersJson(tenths: number): string {
+  const units = tenths % 10;
+  return units === 0 ? String(tenths / 10) : `${(tenths - units) / 10}.${units}`;
 }
 
 export function createCatalogue(options: CatalogueOptions) {
@@ -259,6 +549,22 @@ export function createCatalogue(options: CatalogueOptions) {
   const tileCache = new Map<string, { at: number; tile: TileJson }>();
   const TILE_CACHE_MAX = 20_000;
 
+  /**
+   * Derives the price groups of every layout before a snapshot is swapped in, so
+   * its first queries do not (in slices, letting other work run in between).
+   * A layout whose groups cannot be derived is left for the query to report.
+   */
+  async function warmLayouts(s: Snapshot): Promise<void> {
+    for (let k = 0; k < s.layouts.length; k++) {
+      try {
+        layoutGroups(s, s.layouts[k] as Layout, pricing, clock.now());
+      } catch {
+        // the query that shows this layout fails the same way
+      }
+      if (k % 2_000 === 1_999) await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
   /** Rebuilds the snapshot and swaps it in; concurrent calls coalesce into at most one more rebuild. */
   async function reload(): Promise<void> {
     if (rebuilding) {
@@ -270,7 +576,9 @@ export function createCatalogue(options: CatalogueOptions) {
         do {
           rebuildAgain = false;
           const started = performance.now();
-          snapshot = await buildSnapshot(db, pricing);
+          const next = await buildSnapshot(db, pricing);
+          await warmLayouts(next);
+          snapshot = next;
           tileCache.clear();
           options.log?.('station catalogue loaded', { stations: snapshot.size, ms: Math.round(performance.now() - started) });
         } while (rebuildAgain);
@@ -282,17 +590,18 @@ export function createCatalogue(options: CatalogueOptions) {
   }
 
   function matcher(s: Snapshot, filter: StationFilter): (i: number) => boolean {
-    const operatorSet = new Set<number>();
-    for (let op = 0; op < s.operatorNames.length; op++) if (filter.operators.includes((s.operatorNames[op] as string).toLowerCase())) operatorSet.add(op);
-    const speeds = new Set((filter.speeds ?? []).map((sp) => SPEED_CODES.indexOf(sp)));
+    const mask = filter.connectorMask;
+    const onlyAvailable = filter.onlyAvailable;
+    const operatorOk = operatorTable(s, filter);
+    const speedOk = speedTable(filter);
     const maxHundredths = filter.maxPrice === undefined ? undefined : filter.maxPrice * 100 + 1e-9;
+    const { connectorMasks, statusCodes, operatorOf, speedCodes, priceHundredths } = s;
     return (i: number) =>
-      (filter.connectorMask === 0 || ((s.connectorMasks[i] as number) & filter.connectorMask) !== 0) &&
-      (!filter.onlyAvailable || s.statusCodes[i] === 0) &&
-      (!filter.onlyPartners || s.operatorIsPartner[s.operatorOf[i] as number] === 1) &&
-      (filter.operators.length === 0 || operatorSet.has(s.operatorOf[i] as number)) &&
-      (speeds.size === 0 || speeds.has(s.speedCodes[i] as number)) &&
-      (maxHundredths === undefined || (s.priceHundredths[i] as number) === NO_PRICE || (s.priceHundredths[i] as number) <= maxHundredths);
+      (mask === 0 || ((connectorMasks[i] as number) & mask) !== 0) &&
+      (!onlyAvailable || statusCodes[i] === 0) &&
+      (operatorOk === null || operatorOk[operatorOf[i] as number] === 1) &&
+      (speedOk === null || speedOk[speedCodes[i] as number] === 1) &&
+      (maxHundredths === undefined || (priceHundredths[i] as number) === NO_PRICE || (priceHundredths[i] as number) <= maxHundredths);
   }
 
   // local_datetime of price groups: one formatting per time zone (of the snapshot) and second.
@@ -301,38 +610,59 @@ export function createCatalogue(options: CatalogueOptions) {
     if (localNow?.of !== s) localNow = { of: s, second: [], text: [] };
     const second = Math.floor(now.getTime() / 1000);
     if (localNow.second[zone] !== second) {
-      localNow.text[zone] = localIsoDateTime(now, s.zones[zone] as string);
+      localNow.text[zone] = fragment(localIsoDateTime(now, s.zones[zone] as string));
       localNow.second[zone] = second;
     }
     return localNow.text[zone] as string;
   }
 
-  /** Station i as JSON text at `now`, with `"distance":…` when given. */
-  function stationJson(s: Snapshot, i: number, now: Date, distance?: number): string {
+  /** Station i as JSON text at `now`, with `"distance":…` (JSON text) when given. */
+  function stationJson(s: Snapshot, i: number, now: Date, distance?: string): string {
     const first = s.evseStart[i] as number;
     const end = s.evseStart[i + 1] as number;
-    const live: number[] = [];
+    if (end - first > liveEvses.length) liveEvses = new Uint32Array(2 * (end - first));
+    const live = liveEvses;
+    let count = 0;
     let evses = '';
     let updated = s.updatedMs[i] as number;
     for (let e = first; e < end; e++) {
       const status = s.evseStatus[e] as number;
-      if ((s.evseUpdatedMs[e] as number) > updated) updated = s.evseUpdatedMs[e] as number;
+      const at = s.evseUpdatedMs[e] as number;
+      if (at > updated) updated = at;
       if (status === REMOVED) continue;
-      evses += `${live.length > 0 ? ',' : ''}{"evse_id":${s.evseIdJson[e]},"status":"${EVSE_STATUSES[status]}"}`;
-      live.push(e);
+      evses += (count > 0 ? ',{"evse_id":' : '{"evse_id":') + s.evseIdJson[e] + (EVSE_STATUS_TAIL[status] as string);
+      live[count++] = e;
     }
     const local = localDateTimeNow(s, s.zoneOf[i] as number, now);
     let groups = '';
     for (const group of layoutGroups(s, s.layouts[s.layoutOf[i] as number] as Layout, pricing, now)) {
       let ids = '';
-      for (const p of group.positions) ids += `${ids ? ',' : ''}${s.evseIdJson[live[p] as number]}`;
-      groups += `${groups ? ',' : ''}{${group.head},"evse_ids":[${ids}],${group.priced},"local_datetime":"${local}"}`;
+      const positions = group.positions;
+      for (let k = 0; k < positions.length; k++) ids += (k > 0 ? ',' : '') + s.evseIdJson[live[positions[k] as number] as number];
+      groups += `${groups ? ',{' : '{'}${group.head},"evse_ids":[${ids}],${group.priced},"local_datetime":"${local}"}`;
     }
     return (
-      `{"id":"${s.stationIds[i]}",${s.nameAddress[i]},"coordinates":{"latitude":${s.latitudeJson[i]},"longitude":${s.longitudeJson[i]}},` +
-      `"opening_times":${s.hoursJson[s.hoursOf[i] as number]},${s.operatorJson[s.operatorOf[i] as number]},"evses":[${evses}],` +
-      `"last_updated":"${new Date(updated).toISOString()}","speed":"${SPEED_CODES[s.speedCodes[i] as number]}","status":"${STATUS_CODES[s.statusCodes[i] as number]}",` +
-      `"amenities":${s.amenitiesJson[s.amenitiesOf[i] as number]},"price_groups":[${groups}]${distance === undefined ? '' : `,"distance":${distance}`}}`
+      '{"id":"' +
+      s.stationIds[i] +
+      '",' +
+      s.nameAddress[i] +
+      ',"coordinates":{"latitude":' +
+      s.latitudeJson[i] +
+      ',"longitude":' +
+      s.longitudeJson[i] +
+      '},"opening_times":' +
+      s.hoursJson[s.hoursOf[i] as number] +
+      ',' +
+      s.operatorJson[s.operatorOf[i] as number] +
+      ',"evses":[' +
+      evses +
+      '],"last_updated":"' +
+      isoDateTime(updated) +
+      (STATION_FACTS[(s.speedCodes[i] as number) * STATUS_CODES.length + (s.statusCodes[i] as number)] as string) +
+      s.amenitiesJson[s.amenitiesOf[i] as number] +
+      ',"price_groups":[' +
+      groups +
+      (distance === undefined ? ']}' : `],"distance":${distance}}`)
     );
   }
 
@@ -351,20 +681,28 @@ export function createCatalogue(options: CatalogueOptions) {
   }
 
   function computeTile(s: Snapshot, z: number, x: number, y: number, filter: StationFilter): TileJson {
-    const unfiltered =
-      filter.connectorMask === 0 &&
-      !filter.onlyAvailable &&
-      !filter.onlyPartners &&
-      filter.operators.length === 0 &&
-      (filter.speeds ?? []).length === 0 &&
-      filter.maxPrice === undefined;
-    const items = tileItems(s.mortonCodes, z, x, y, unfiltered ? null : matcher(s, filter), {
-      longitudes: s.longitudes,
-      latitudes: s.latitudes,
-      speedCodes: s.speedCodes,
-      statuses: STATUS_CODES,
-      statusCodes: s.statusCodes,
-    });
+    const unfiltered = isUnfiltered(filter);
+    const items =
+      z <= SUMMARY_MAX_ZOOM
+        ? summaryTileItems(
+            s.cellSummary,
+            s.mortonCodes,
+            z,
+            x,
+            y,
+            unfiltered ? null : classTable(s, filter),
+            filter.onlyAvailable ? 1 << STATUS_CODES.indexOf('free') : (1 << STATUS_CODES.length) - 1,
+            s.classSpeed,
+            STATUS_CODES,
+            s,
+          )
+        : tileItems(s.mortonCodes, z, x, y, unfiltered ? null : matcher(s, filter), {
+            longitudes: s.longitudes,
+            latitudes: s.latitudes,
+            speedCodes: s.speedCodes,
+            statuses: STATUS_CODES,
+            statusCodes: s.statusCodes,
+          });
     const features = items.map((item) =>
       item.kind === 'station'
         ? stationFeature(s, item.index)
@@ -393,36 +731,45 @@ export function createCatalogue(options: CatalogueOptions) {
      */
     around(query: AroundQuery, page: { offset: number; limit: number }): { count: number; results: string[] } {
       const s = snapshot;
-      const accept = matcher(s, query);
+      const accept = isUnfiltered(query) ? null : matcher(s, query);
       const radiusKm = query.distance / 1000;
       const { longitude: lon, latitude: lat } = query;
       // The count needs every match but no order: bounding box, then the exact distance.
-      const count = countWithin(s, lon, lat, radiusKm, accept, FEW_MATCHES);
+      const count = countWithin(s, lon, lat, radiusKm, accept, () => classStatusTable(s, query), FEW_MATCHES);
       const wanted = page.offset + page.limit;
       if (count === 0 || page.offset >= count || page.limit <= 0) return { count, results: [] };
       // The page needs order but only the nearest `wanted` (plus any tied with the last of them):
       // the count's own matches when they are few, else a nearest-first search.
-      let ids = count <= FEW_MATCHES.length ? Array.from(FEW_MATCHES.subarray(0, count)) : kdAround(s.index, lon, lat, wanted + TIE_SLACK, radiusKm, accept);
-      if (count > FEW_MATCHES.length && ids.length > wanted) {
-        // Keep the stations within 0.1 m of the wanted-th (ties once rounded); when even the
-        // extra ones asked for are that close, there may be more: ask for all of them.
-        const last = ids[wanted - 1] as number;
-        const lastKm = greatCircleKm(lon, lat, s.longitudes[last] as number, s.latitudes[last] as number);
-        const limit = haverSin(Math.min(radiusKm, lastKm + 0.0001) / EARTH_RADIUS_KM);
-        const cosLat = Math.cos(lat * RAD);
-        const h = (i: number) => haverSinBetween(lon, lat, cosLat, s.longitudes[i] as number, s.latitudes[i] as number, s.cosLatitudes[i] as number);
-        ids =
-          ids.length === wanted + TIE_SLACK && h(ids[ids.length - 1] as number) <= limit
-            ? kdAround(s.index, lon, lat, Number.POSITIVE_INFINITY, Math.min(radiusKm, lastKm + 0.0001), accept)
-            : ids.filter((i) => h(i) <= limit);
+      if (pageIds.length < wanted) {
+        pageIds = new Uint32Array(wanted);
+        pageTenths = new Float64Array(wanted);
       }
-      const hits = ids.map((i) => ({
-        index: i,
-        distance: Math.round(greatCircleKm(lon, lat, s.longitudes[i] as number, s.latitudes[i] as number) * 10_000) / 10,
-      }));
-      hits.sort((a, b) => a.distance - b.distance || (s.rank[a.index] as number) - (s.rank[b.index] as number));
+      const cosLat = Math.cos(lat * RAD);
+      let kept = 0;
+      if (count <= FEW_MATCHES.length) {
+        for (let k = 0; k < count; k++) {
+          const i = FEW_MATCHES[k] as number;
+          const h = haverSinBetween(
+            lon,
+            lat,
+            cosLat,
+            s.longitudes[i] as number,
+            s.latitudes[i] as number,
+            s.kdCosLatitudes[s.kdPosition[i] as number] as number,
+          );
+          kept = offerToPage(s.rank, kept, wanted, i, tenthsOf(h));
+        }
+      } else {
+        // Nearest first: the wanted nearest, then the stations within 0.1 m of the wanted-th
+        // (they may tie with it once rounded, and come first in catalogue order).
+        const tieLimit = (h: number) => haverSin(Math.min(radiusKm, 2 * EARTH_RADIUS_KM * Math.asin(Math.sqrt(h)) + 0.0001) / EARTH_RADIUS_KM);
+        const n = nearestWithin(s.index, s.kdCosLatitudes, lon, lat, haverSin(radiusKm / EARTH_RADIUS_KM), wanted, tieLimit, accept, NEAREST);
+        for (let k = 0; k < n; k++) kept = offerToPage(s.rank, kept, wanted, NEAREST.ids[k] as number, tenthsOf(NEAREST.hs[k] as number));
+      }
       const now = clock.now();
-      return { count, results: hits.slice(page.offset, wanted).map((hit) => stationJson(s, hit.index, now, hit.distance)) };
+      const results: string[] = [];
+      for (let k = page.offset; k < kept; k++) results.push(stationJson(s, pageIds[k] as number, now, metersJson(pageTenths[k] as number)));
+      return { count, results };
     },
 
     /** Features of one map tile: single stations and clusters (cached briefly per tile and filter). */
@@ -486,7 +833,12 @@ export function createCatalogue(options: CatalogueOptions) {
         if (status < 0 || status === REMOVED || s.evseStatus[e] === REMOVED) return false;
         s.evseStatus[e] = status;
         s.evseUpdatedMs[e] = at;
-        s.statusCodes[i] = stationStatusCode(s, i);
+        const code = stationStatusCode(s, i);
+        if (code !== s.statusCodes[i]) {
+          s.statusCodes[i] = code;
+          s.kdClassStatus[s.kdPosition[i] as number] = (s.classOf[i] as number) * STATUS_CODES.length + code;
+          refreshSummaryEntry(s.cellSummary, s.cellSummary.entryOf[i] as number, s);
+        }
         return true;
       }
       return false;

@@ -20,7 +20,7 @@ import { countryByAlpha3, UNITS_PER_EUR } from '../../platform/european-countrie
 import { connectorPowerKw, type GroupedEvse, type PreAuthorizationRule, type PriceGroupOptions, WEEKDAYS } from './price-groups.ts';
 import { AMENITIES, connectorBit, type Speed, type StationStatus, speedOf, statusOf } from './projection.ts';
 import * as repo from './repository.ts';
-import { mortonCode } from './tiles.ts';
+import { buildCellSummary, type CellSummary, mortonCode } from './tiles.ts';
 
 export const STATUS_CODES: readonly StationStatus[] = ['free', 'busy', 'error', 'unknown'];
 export const SPEED_CODES: readonly Speed[] = ['slow', 'fast', 'turbo'];
@@ -73,8 +73,8 @@ export interface Snapshot {
   longitudeJson: string[];
   longitudes: Float64Array;
   latitudes: Float64Array;
-  /** cos(latitude), as geokdbush computes it, for distance tests. */
-  cosLatitudes: Float64Array;
+  /** cos(latitude) as geokdbush computes it, for distance tests, by k-d position (see kdPosition). */
+  kdCosLatitudes: Float64Array;
   /** Catalogue (database) order of each station: breaks distance ties. */
   rank: Uint32Array;
   /** Morton code of each station, ascending. */
@@ -96,6 +96,21 @@ export interface Snapshot {
   currencyOf: Uint8Array;
   /** EVSEs of station i are evseStart[i] .. evseStart[i + 1] - 1, in the CPO's order. */
   evseStart: Uint32Array;
+  /**
+   * Class of each station: stations with the same connector mask, speed, operator and map
+   * price are told apart by no filter but the status one (classes are numbered from 0).
+   */
+  classOf: Uint32Array;
+  classMask: Uint32Array;
+  classSpeed: Uint8Array;
+  classOperator: Uint32Array;
+  classPrice: Int32Array;
+  /** Per-cell sums of classes, for tiles at low zooms (statuses as STATUS_CODES). */
+  cellSummary: CellSummary;
+  /** Position of each station in the k-d index (index.ids[kdPosition[i]] === i). */
+  kdPosition: Uint32Array;
+  /** classOf * STATUS_CODES.length + status code of the station at each k-d position. */
+  kdClassStatus: Uint32Array;
   // Per EVSE.
   evseUids: string[];
   /** evse_id (else uid) as a JSON string. */
@@ -119,6 +134,8 @@ export interface Snapshot {
   connectorSets: ConnectorSet[];
   layouts: Layout[];
   operatorNames: string[];
+  /** Operator names lower-cased, as filters name them. */
+  operatorKeys: string[];
   operatorIds: string[];
   /** `"operator":{…},"is_partner":…[,"logo_url":…]` */
   operatorJson: string[];
@@ -226,6 +243,24 @@ function openingTimesJson(text: string | null): string {
 function amenitiesJson(text: string | null): string {
   const facilities = text ? (JSON.parse(text) as string[]) : [];
   return JSON.stringify(facilities.filter((f) => (AMENITIES as readonly string[]).includes(f)));
+}
+
+const WIDE = /[\u0100-\uffff]/;
+const WIDE_ALL = /[\u0100-\uffff]/g;
+
+/**
+ * JSON text as answers are written from it: characters above U+00FF escaped
+ * (\uXXXX), so that every fragment, and every answer written from fragments,
+ * is a one-byte string (one such character makes a whole answer two bytes a
+ * character, and five times slower to send); and flattened: a string made by
+ * concatenation is a tree of its parts until something needs it in one piece,
+ * and V8 then copies the parts together every time the tree is part of a
+ * larger one. Converting a string to a number flattens it in place.
+ */
+export function fragment(json: string): string {
+  const text = WIDE.test(json) ? json.replace(WIDE_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : json;
+  Number(text);
+  return text;
 }
 
 function nameAddressJson(row: repo.CatalogueLocationRow): string {
@@ -348,7 +383,7 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
           const set = intern(indexes.connectorSets, tables.connectorSets, `${party}|${evse.connectors}`, () => connectorSetOf(evse.connectors));
           const status = EVSE_STATUSES.indexOf(evse.status as (typeof EVSE_STATUSES)[number]);
           evseUids.push(evse.uid);
-          evseIdJson.push(JSON.stringify(evse.evse_id ?? evse.uid));
+          evseIdJson.push(fragment(JSON.stringify(evse.evse_id ?? evse.uid)));
           evseStatus.push(status < 0 ? EVSE_STATUSES.indexOf('UNKNOWN') : status);
           evseUpdated.push(evse.updated_ms);
           evseSet.push(set);
@@ -371,16 +406,16 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         const priceKey = price ? `${price.hundredths}|${price.isTime}|${price.currency}` : '';
         stationIds.push(row.station_id);
         locationIds.push(row.id);
-        nameAddress.push(nameAddressJson(row));
-        latitudeJson.push(JSON.stringify(row.latitude_text));
-        longitudeJson.push(JSON.stringify(row.longitude_text));
+        nameAddress.push(fragment(nameAddressJson(row)));
+        latitudeJson.push(fragment(JSON.stringify(row.latitude_text)));
+        longitudeJson.push(fragment(JSON.stringify(row.longitude_text)));
         lons.push(row.longitude);
         lats.push(row.latitude);
         updated.push(row.updated_ms);
         evseCount.push(evses.length);
         of.party.push(party);
-        of.hours.push(intern(indexes.hours, tables.hoursJson, row.opening_times ?? '', () => openingTimesJson(row.opening_times)));
-        of.amenities.push(intern(indexes.amenities, tables.amenitiesJson, row.facilities ?? '', () => amenitiesJson(row.facilities)));
+        of.hours.push(intern(indexes.hours, tables.hoursJson, row.opening_times ?? '', () => fragment(openingTimesJson(row.opening_times))));
+        of.amenities.push(intern(indexes.amenities, tables.amenitiesJson, row.facilities ?? '', () => fragment(amenitiesJson(row.facilities))));
         of.zone.push(intern(indexes.zones, tables.zones, row.time_zone, () => row.time_zone));
         of.country.push(country);
         layoutOf.push(layout);
@@ -412,7 +447,7 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         longitudeJson: pick(longitudeJson),
         longitudes: Float64Array.from(order, (r) => lons[r] as number),
         latitudes: Float64Array.from(order, (r) => lats[r] as number),
-        cosLatitudes: Float64Array.from(order, (r) => Math.cos((lats[r] as number) * (Math.PI / 180))),
+        kdCosLatitudes: new Float64Array(size),
         rank: order,
         mortonCodes: Float64Array.from(order, (r) => codes[r] as number),
         updatedMs: Float64Array.from(order, (r) => updated[r] as number),
@@ -430,6 +465,14 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         priceIsTime: new Uint8Array(size),
         currencyOf: new Uint8Array(size),
         evseStart: new Uint32Array(size + 1),
+        classOf: new Uint32Array(size),
+        classMask: new Uint32Array(0),
+        classSpeed: new Uint8Array(0),
+        classOperator: new Uint32Array(0),
+        classPrice: new Int32Array(0),
+        cellSummary: undefined as unknown as CellSummary,
+        kdPosition: new Uint32Array(size),
+        kdClassStatus: new Uint32Array(size),
         evseUids: new Array<string>(evses),
         evseIdJson: new Array<string>(evses),
         evseStatus: new Uint8Array(evses),
@@ -445,11 +488,12 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         connectorSets: tables.connectorSets,
         layouts: tables.layouts,
         operatorNames: tables.operators.map((o) => o.name),
+        operatorKeys: tables.operators.map((o) => o.name.toLowerCase()),
         operatorIds: tables.operators.map((o) => o.id),
         operatorJson: tables.operators.map(({ name, phone }) => {
           const partner = partners.get(name.toLowerCase());
           const operator = JSON.stringify({ name, contact: { phone } });
-          return `"operator":${operator},"is_partner":${partner !== undefined}${partner ? `,"logo_url":${JSON.stringify(partner.logo_url)}` : ''}`;
+          return fragment(`"operator":${operator},"is_partner":${partner !== undefined}${partner ? `,"logo_url":${JSON.stringify(partner.logo_url)}` : ''}`);
         }),
         operatorIsPartner: Uint8Array.from(tables.operators, (o) => (partners.has(o.name.toLowerCase()) ? 1 : 0)),
         currencies: [],
@@ -488,6 +532,14 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         s.currencyOf[i] = intern(currencyIndex, s.currencies, price?.currency ?? '', () => price?.currency ?? '');
       }
       s.index.finish();
+      numberClasses(s);
+      for (let k = 0; k < size; k++) {
+        const i = s.index.ids[k] as number;
+        s.kdPosition[i] = k;
+        s.kdClassStatus[k] = (s.classOf[i] as number) * STATUS_CODES.length + (s.statusCodes[i] as number);
+        s.kdCosLatitudes[k] = Math.cos((s.latitudes[i] as number) * (Math.PI / 180));
+      }
+      s.cellSummary = buildCellSummary(s.mortonCodes, s.classOf, STATUS_CODES.length, s);
       // Live EVSEs by evse_id (else uid), for details by EVSE id: numbers, sorted natively.
       s.evseIndexBits = Math.max(1, Math.ceil(Math.log2(evses + 1)));
       const hashRange = 2 ** (53 - s.evseIndexBits);
@@ -501,6 +553,46 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
   };
 }
 
+/** Numbers the station classes (see Snapshot.classOf) in order of first appearance. */
+function numberClasses(s: Snapshot): void {
+  const masks = new Map<number, number>();
+  const prices = new Map<number, number>();
+  for (let i = 0; i < s.size; i++) {
+    if (!masks.has(s.connectorMasks[i] as number)) masks.set(s.connectorMasks[i] as number, masks.size);
+    if (!prices.has(s.priceHundredths[i] as number)) prices.set(s.priceHundredths[i] as number, prices.size);
+  }
+  const operators = s.operatorNames.length;
+  const speeds = SPEED_CODES.length;
+  // A number per class key while it stays exact, else a string.
+  const exact = masks.size * speeds * operators * prices.size <= Number.MAX_SAFE_INTEGER;
+  const classes = new Map<number | string, number>();
+  const mask: number[] = [];
+  const speed: number[] = [];
+  const operator: number[] = [];
+  const price: number[] = [];
+  for (let i = 0; i < s.size; i++) {
+    const maskIndex = masks.get(s.connectorMasks[i] as number) as number;
+    const priceIndex = prices.get(s.priceHundredths[i] as number) as number;
+    const key = exact
+      ? ((maskIndex * speeds + (s.speedCodes[i] as number)) * operators + (s.operatorOf[i] as number)) * prices.size + priceIndex
+      : `${maskIndex}|${s.speedCodes[i]}|${s.operatorOf[i]}|${priceIndex}`;
+    let c = classes.get(key);
+    if (c === undefined) {
+      c = classes.size;
+      classes.set(key, c);
+      mask.push(s.connectorMasks[i] as number);
+      speed.push(s.speedCodes[i] as number);
+      operator.push(s.operatorOf[i] as number);
+      price.push(s.priceHundredths[i] as number);
+    }
+    s.classOf[i] = c;
+  }
+  s.classMask = Uint32Array.from(mask);
+  s.classSpeed = Uint8Array.from(speed);
+  s.classOperator = Uint32Array.from(operator);
+  s.classPrice = Int32Array.from(price);
+}
+
 /** FNV-1a, 32 bits. */
 function hashOf(text: string): number {
   let h = 0x811c9dc5;
@@ -510,7 +602,7 @@ function hashOf(text: string): number {
 
 /** The live EVSE whose evse_id (else uid) is `evseId`, or -1. */
 export function findEvse(s: Snapshot, evseId: string): number {
-  const key = JSON.stringify(evseId);
+  const key = fragment(JSON.stringify(evseId));
   const unit = 2 ** s.evseIndexBits;
   const first = (hashOf(key) % 2 ** (53 - s.evseIndexBits)) * unit;
   let lo = 0;
