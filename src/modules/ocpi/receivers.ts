@@ -43,6 +43,13 @@ function checkMatches(body: Record<string, unknown>, field: string, expected: st
   }
 }
 
+/** A client-owned object's country_code, party_id and id, where present, must be those of the URL (2001 otherwise). */
+function checkOwnKey(body: Record<string, unknown>, party: PartyPath, id: string): void {
+  checkMatches(body, 'country_code', party.country_code);
+  checkMatches(body, 'party_id', party.party_id);
+  checkMatches(body, 'id', id);
+}
+
 const newer = (a: string, b: string) => (Date.parse(a) >= Date.parse(b) ? a : b);
 const unknownLocation = (id: string) => new OcpiError(404, OCPI_STATUS.unknownLocation, `Unknown location ${id}`);
 
@@ -110,9 +117,7 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
       const key = locationKey(party, locationId);
       try {
         if (evseUid === undefined) {
-          checkMatches(object, 'country_code', party.country_code);
-          checkMatches(object, 'party_id', party.party_id);
-          checkMatches(object, 'id', locationId);
+          checkOwnKey(object, party, locationId);
           const location = { ...object, country_code: key.country_code, party_id: key.party_id, id: locationId };
           await ingestion.changeLocation(key, () => location);
           return;
@@ -173,9 +178,7 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
           return;
         }
         if (evseUid === undefined) {
-          checkMatches(patch, 'country_code', party.country_code);
-          checkMatches(patch, 'party_id', party.party_id);
-          checkMatches(patch, 'id', locationId);
+          checkOwnKey(patch, party, locationId);
         } else if (connectorId === undefined) checkMatches(patch, 'uid', evseUid);
         else checkMatches(patch, 'id', connectorId);
         await ingestion.changeLocation(key, (stored) => {
@@ -217,9 +220,7 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
     async putTariff(connection: repo.Connection, party: PartyPath, tariffId: string, body: unknown) {
       await requireParty(connection, party);
       const object = requireObject(body);
-      checkMatches(object, 'country_code', party.country_code);
-      checkMatches(object, 'party_id', party.party_id);
-      checkMatches(object, 'id', tariffId);
+      checkOwnKey(object, party, tariffId);
       const key = locationKey(party, tariffId);
       try {
         await ingestion.putTariff({ ...object, country_code: key.country_code, party_id: key.party_id, id: tariffId });
@@ -246,9 +247,7 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
     async putSession(connection: repo.Connection, party: PartyPath, sessionId: string, body: unknown) {
       await requireParty(connection, party);
       const object = requireObject(body);
-      checkMatches(object, 'country_code', party.country_code);
-      checkMatches(object, 'party_id', party.party_id);
-      checkMatches(object, 'id', sessionId);
+      checkOwnKey(object, party, sessionId);
       const key = locationKey(party, sessionId);
       const session = ok(parseSession({ ...object, ...key }), 'Session');
       const written = await repo.upsertSession(db, connection.id, session, clock.now());
@@ -259,9 +258,7 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
       await requireParty(connection, party);
       const patch = requireObject(body);
       const stamp = requireLastUpdated(patch);
-      checkMatches(patch, 'country_code', party.country_code);
-      checkMatches(patch, 'party_id', party.party_id);
-      checkMatches(patch, 'id', sessionId);
+      checkOwnKey(patch, party, sessionId);
       ok(parseSessionPatch(patch), 'Session PATCH');
       const key = locationKey(party, sessionId);
       const session = await db.transaction(async (tx) => {
