@@ -287,6 +287,44 @@ describe('summaryTileItems (low-zoom tiles from per-cell class sums)', () => {
     });
   }
 
+  test('a cluster of few matches among many stations, its mean on a rounding boundary, is summed in station order', () => {
+    // Two matching stations (class 1) whose mean position lies exactly between two 6th decimals,
+    // among thousands that do not match (class 0) in the same cells.
+    const rng = prng(31);
+    const points: { lon: number; lat: number; cls: number }[] = [
+      { lon: 10.001001, lat: 50.001001, cls: 1 },
+      { lon: 10.002002, lat: 50.002002, cls: 1 },
+    ];
+    for (let k = 0; k < 5_000; k++) points.push({ lon: 10 + rng() * 0.003, lat: 50 + rng() * 0.003, cls: 0 });
+    const coded = points.map((p) => ({ ...p, code: mortonCode(p.lon, p.lat) })).sort((a, b) => a.code - b.code);
+    const w: World = {
+      codes: Float64Array.from(coded, (p) => p.code),
+      longitudes: Float64Array.from(coded, (p) => p.lon),
+      latitudes: Float64Array.from(coded, (p) => p.lat),
+      statusCodes: Uint8Array.from(coded, (_, k) => k % 4),
+      speedCodes: new Uint8Array(coded.length),
+      classOf: Uint32Array.from(coded, (p) => p.cls),
+      classSpeed: new Uint8Array(2),
+    };
+    const summary = buildCellSummary(w.codes, w.classOf, 4, w);
+    const classOk = Uint8Array.from([0, 1]);
+    const facts = { longitudes: w.longitudes, latitudes: w.latitudes, speedCodes: w.speedCodes, statuses: STATUSES, statusCodes: w.statusCodes };
+    let clusters = 0;
+    for (const statusMask of [15, w.statusCodes.reduce((mask, st, k) => (w.classOf[k] === 1 ? mask | (1 << st) : mask), 0)]) {
+      for (let z = 0; z <= SUMMARY_MAX_ZOOM; z++) {
+        const [x, y] = tilesOfWorld(w, rng, z)[0] as [number, number];
+        const accept = (k: number) => w.classOf[k] === 1 && ((statusMask >> (w.statusCodes[k] as number)) & 1) === 1;
+        const expected = tileItems(w.codes, z, x, y, accept, facts);
+        const got = summaryTileItems(summary, w.codes, z, x, y, classOk, statusMask, w.classSpeed, STATUSES, w);
+        const shown = (items: (TileStation | TileCluster)[]) =>
+          items.map((item) => (item.kind === 'station' ? item : { ...item, longitude: item.longitude.toFixed(6), latitude: item.latitude.toFixed(6) }));
+        assert.deepEqual(shown(got), shown(expected), `tile ${z}/${x}/${y}`);
+        clusters += got.filter((item) => item.kind === 'cluster').length;
+      }
+    }
+    assert.equal(clusters, 14, 'the two matching stations form one cluster at each zoom');
+  });
+
   test('the sums of each entry are those of its stations, by status', () => {
     const rng = prng(21);
     const w = randomWorld(rng, 2_000, 7, false);

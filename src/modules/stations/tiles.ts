@@ -179,6 +179,7 @@ export function tileItems(
 // the same to its 6th decimal (what the API shows) unless it lies within the
 // rounding error of a boundary, and those rare cells are summed station by
 // station, in tileItems' order, so the features are exactly tileItems'.
+// Without filters, each cell's sums are kept as tileItems computes them.
 
 export const SUMMARY_LEVEL = 8;
 export const SUMMARY_MAX_ZOOM = SUMMARY_LEVEL - CELL_LEVELS;
@@ -204,6 +205,11 @@ export interface CellSummary {
   sumAbsLat: Float64Array;
   first: Uint32Array;
   last: Uint32Array;
+  /**
+   * Without filters: the coordinate sums of every cell of the levels low-zoom tiles are made
+   * of, added one by one in station order (as tileItems adds them), by level and cell index.
+   */
+  allSums: Map<number, { lon: number; lat: number }>[];
 }
 
 interface SummaryFacts {
@@ -256,8 +262,26 @@ export function buildCellSummary(codes: Float64Array, classOf: Uint32Array, stat
     sumAbsLat: new Float64Array(entries * statuses),
     first: new Uint32Array(entries * statuses),
     last: new Uint32Array(entries * statuses),
+    allSums: [],
   };
   for (let e = 0; e < entries; e++) refreshSummaryEntry(summary, e, facts);
+  for (let level = CELL_LEVELS; level <= SUMMARY_LEVEL; level++) {
+    const span = 4 ** (GRID_BITS - level);
+    const sums = new Map<number, { lon: number; lat: number }>();
+    for (let a = 0; a < size; ) {
+      const cell = Math.floor((codes[a] as number) / span);
+      let lon = 0;
+      let lat = 0;
+      let b = a;
+      for (; b < size && Math.floor((codes[b] as number) / span) === cell; b++) {
+        lon += facts.longitudes[b] as number;
+        lat += facts.latitudes[b] as number;
+      }
+      sums.set(cell, { lon, lat });
+      a = b;
+    }
+    summary.allSums[level] = sums;
+  }
   return summary;
 }
 
@@ -286,6 +310,8 @@ export function refreshSummaryEntry(summary: CellSummary, e: number, facts: Summ
 }
 
 const UNIT_ROUNDOFF = 2 ** -53;
+/** Matching stations of one cell, gathered to be summed in station order. */
+let gathered = new Uint32Array(1024);
 
 /**
  * Whether `mean` (of n values whose absolute values sum to sumAbs, summed as `parts`
@@ -326,6 +352,7 @@ export function summaryTileItems(
   const cellSpan = 4 ** (GRID_BITS - cellLevel);
   const cells = 4 ** CELL_LEVELS;
   const statusBits = statuses.map((status) => STATUS_BITS[status]);
+  const allStatuses = (1 << summary.statuses) - 1;
   const { entryCell, entryClass, count: counts, sumLon: lons, sumLat: lats, first: firsts, last: lasts } = summary;
   const n = summary.statuses;
   const items: (TileStation | TileCluster)[] = [];
@@ -334,6 +361,7 @@ export function summaryTileItems(
   for (let c = 0; c < cells && from < end; c++) {
     const cellStart = start + c * cellSpan;
     const to = lowerBound(entryCell, (cellStart + cellSpan) / SUMMARY_SPAN, from, end);
+    const cellFrom = from;
     let count = 0;
     let first = 0;
     let last = 0;
@@ -369,16 +397,35 @@ export function summaryTileItems(
     from = to;
     if (count === 1) items.push({ kind: 'station', index: first });
     else if (count > 1) {
-      let longitude = sumLon / count;
-      let latitude = sumLat / count;
-      if (mayRoundOtherwise(longitude, count, parts, absLon) || mayRoundOtherwise(latitude, count, parts, absLat)) {
-        // Near a rounding boundary: sum as tileItems does, in station order.
+      const all = classOk === null && statusMask === allStatuses ? summary.allSums[cellLevel]?.get(Math.floor(cellStart / cellSpan)) : undefined;
+      let longitude = (all?.lon ?? sumLon) / count;
+      let latitude = (all?.lat ?? sumLat) / count;
+      if (all === undefined && (mayRoundOtherwise(longitude, count, parts, absLon) || mayRoundOtherwise(latitude, count, parts, absLat))) {
+        // Near a rounding boundary: sum as tileItems does, in station order, over the
+        // matching stations gathered from their entries (few) or the cell's range (many).
         sumLon = 0;
         sumLat = 0;
-        for (let k = first; k <= last; k++) {
-          if ((classOk !== null && classOk[facts.classOf[k] as number] !== 1) || ((statusMask >> (facts.statusCodes[k] as number)) & 1) === 0) continue;
-          sumLon += facts.longitudes[k] as number;
-          sumLat += facts.latitudes[k] as number;
+        if (count * 32 < last - first + 1) {
+          if (gathered.length < count) gathered = new Uint32Array(2 * count);
+          let m = 0;
+          for (let e = cellFrom; e < to; e++) {
+            if (classOk !== null && classOk[entryClass[e] as number] !== 1) continue;
+            for (let k = summary.memberStart[e] as number; k < (summary.memberStart[e + 1] as number); k++) {
+              const station = summary.members[k] as number;
+              if (((statusMask >> (facts.statusCodes[station] as number)) & 1) === 1) gathered[m++] = station;
+            }
+          }
+          const stations = gathered.subarray(0, m).sort();
+          for (let k = 0; k < m; k++) {
+            sumLon += facts.longitudes[stations[k] as number] as number;
+            sumLat += facts.latitudes[stations[k] as number] as number;
+          }
+        } else {
+          for (let k = first; k <= last; k++) {
+            if ((classOk !== null && classOk[facts.classOf[k] as number] !== 1) || ((statusMask >> (facts.statusCodes[k] as number)) & 1) === 0) continue;
+            sumLon += facts.longitudes[k] as number;
+            sumLat += facts.latitudes[k] as number;
+          }
         }
         longitude = sumLon / count;
         latitude = sumLat / count;
