@@ -37,14 +37,7 @@ export interface StopSessionRequest {
 export function createCommands(deps: { db: Database; clock: Clock; connections: Connections; ocpiBaseUrl: string; timeoutMs: number }) {
   const { db, clock } = deps;
 
-  async function connectionFor(countryCode: string, partyId: string): Promise<repo.Connection | undefined> {
-    const { rows } = await db.query<{ connection_id: string }>(
-      `SELECT p.connection_id FROM ocpi_connection_parties p JOIN ocpi_connections c ON c.id = p.connection_id
-        WHERE p.country_code = upper($1) AND p.party_id = upper($2) AND p.role = 'CPO' AND c.status = 'connected'`,
-      [countryCode, partyId],
-    );
-    return rows[0] ? repo.findConnection(db, rows[0].connection_id) : undefined;
-  }
+  const connectionFor = (countryCode: string, partyId: string) => repo.findConnectedCpoOfParty(db, countryCode, partyId);
 
   async function send(
     type: 'START_SESSION' | 'STOP_SESSION',

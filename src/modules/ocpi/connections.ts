@@ -383,7 +383,7 @@ export function createConnections(deps: {
         if (!locked || locked.status === 'disconnected' || locked.incoming_token_kind !== connection.incoming_token_kind) {
           throw new OcpiError(405, OCPI_STATUS.clientError, 'The registration changed meanwhile; start again');
         }
-        if (rawTokens !== connection.raw_tokens) await tx.query('UPDATE ocpi_connections SET raw_tokens = $2 WHERE id = $1', [connection.id, rawTokens]);
+        if (rawTokens !== connection.raw_tokens) await repo.setRawTokens(tx, connection.id, rawTokens);
         await repo.storeCredentials(
           tx,
           connection.id,

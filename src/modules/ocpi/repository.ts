@@ -172,6 +172,21 @@ export async function markDisconnected(db: Queryable, id: string, at: Date): Pro
   await db.query('DELETE FROM ocpi_outbox WHERE connection_id = $1', [id]);
 }
 
+/** The connected CPO platform that speaks for a party (where commands for its locations go). */
+export async function findConnectedCpoOfParty(db: Queryable, countryCode: string, partyId: string): Promise<Connection | undefined> {
+  const { rows } = await db.query<Connection>(
+    `SELECT ${COLUMNS} FROM ocpi_connections
+      WHERE status = 'connected'
+        AND id = (SELECT connection_id FROM ocpi_connection_parties WHERE country_code = upper($1) AND party_id = upper($2) AND role = 'CPO')`,
+    [countryCode, partyId],
+  );
+  return rows[0];
+}
+
+export async function setRawTokens(db: Queryable, id: string, rawTokens: boolean): Promise<void> {
+  await db.query('UPDATE ocpi_connections SET raw_tokens = $2 WHERE id = $1', [id, rawTokens]);
+}
+
 export async function markSynced(db: Queryable, id: string, at: Date): Promise<void> {
   await db.query('UPDATE ocpi_connections SET last_synced_at = $2 WHERE id = $1', [id, at]);
 }
@@ -404,6 +419,11 @@ export async function claimDuePush(db: Queryable, at: Date, leaseUntil: Date, ex
 }
 
 /** A push done (sent, or refused for good). A newer push of the same object may have replaced the body meanwhile: only the one sent is done. */
+/** A push that can no longer be delivered (its connection is gone, or the CPO refused it for good). */
+export async function dropPush(db: Queryable, id: number): Promise<void> {
+  await db.query('DELETE FROM ocpi_outbox WHERE id = $1', [id]);
+}
+
 export async function completePush(db: Queryable, id: number, body: unknown): Promise<void> {
   await db.query('DELETE FROM ocpi_outbox WHERE id = $1 AND body IS NOT DISTINCT FROM $2::jsonb', [id, body === undefined ? null : JSON.stringify(body)]);
 }

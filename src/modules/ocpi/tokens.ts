@@ -138,7 +138,7 @@ export async function deliverDuePushes(deps: {
     const connection = await repo.findConnection(db, item.connection_id);
     const base = connection && connection.status === 'connected' ? endpointOf(connection, item.module, 'RECEIVER') : undefined;
     if (!connection || !base) {
-      await db.query('DELETE FROM ocpi_outbox WHERE id = $1', [item.id]);
+      await repo.dropPush(db, item.id);
       continue;
     }
     try {
