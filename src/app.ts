@@ -4,12 +4,16 @@ import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { chargingRoutes, invoiceDocumentRoutes } from './modules/charging/routes.ts';
+import { CHARGING_QUEUES, type Charging, createCharging } from './modules/charging/service.ts';
+import { createInvoicing, type Invoicing } from './modules/invoicing/service.ts';
 import type { Ocpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
 import { paymentsRoutes } from './modules/payments/routes.ts';
 import { createPaymentsService, type PaymentMethodRemovalGuard } from './modules/payments/service.ts';
 import { paymentWebhookRoutes } from './modules/payments/webhook-routes.ts';
 import type { Catalogue } from './modules/stations/catalogue.ts';
+import { createIngestion, type Ingestion } from './modules/stations/ingest.ts';
 import { stationsRoutes } from './modules/stations/routes.ts';
 import { usersRoutes } from './modules/users/routes.ts';
 import { createUsersService } from './modules/users/service.ts';
@@ -19,6 +23,7 @@ import type { Database } from './platform/db.ts';
 import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platform/errors.ts';
 import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
+import type { JobHandler } from './platform/jobs.ts';
 import { ProblemSchema } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 
@@ -35,17 +40,28 @@ export interface AppDeps {
     /** Routes the processor itself serves on our port (the sandbox's browser stand-in under /sandbox/). */
     processorRoutes?: (app: FastifyInstance) => Promise<void>;
   };
-  /** The OCPI interface to CPOs (served under /ocpi); without it no OCPI routes. */
+  /** The OCPI interface to CPOs (served under /ocpi); without it no OCPI routes. Charging needs it and payments. */
   ocpi?: Ocpi;
+  /** The catalogue's OCPI objects (locations, tariffs), for charging; made here when absent. */
+  ingestion?: Ingestion;
   serverFactory?: HttpAppOptions['serverFactory'];
   logger?: HttpAppOptions['logger'];
   loggerInstance?: HttpAppOptions['loggerInstance'];
 }
 
+/** What the app's modules give the process around it: background job handlers and periodic repairs. */
+export interface AppModules {
+  charging: Charging | undefined;
+  invoicing: Invoicing | undefined;
+  jobHandlers: Record<string, JobHandler>;
+  /** Repairs what messages and crashes left behind (stalled starts, holds, unbilled sessions); run periodically. */
+  reconcile(): Promise<Record<string, number>>;
+}
+
 export const API_PREFIX = '/api/v1';
 export const OCPI_PREFIX = '/ocpi';
 
-export async function buildApp(deps: AppDeps): Promise<HttpApp> {
+export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppModules }> {
   const { config, db, clock } = deps;
   const app = createHttpApp({
     config,
@@ -71,17 +87,69 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   });
 
   const idempotency = createIdempotency({ db, clock });
-  const users = createUsersService({ clock, locales: config.locales, changeHooks: deps.ocpi ? [deps.ocpi.userChanged] : [] });
+  // Guards of other modules, added once those exist (the services read these arrays when they run).
+  const deletionGuards: NonNullable<Parameters<typeof createUsersService>[0]['deletionGuards']> = [];
+  const removalGuards: PaymentMethodRemovalGuard[] = [...(deps.payments?.removalGuards ?? [])];
+  const users = createUsersService({ clock, locales: config.locales, deletionGuards, changeHooks: deps.ocpi ? [deps.ocpi.userChanged] : [] });
   const payments = deps.payments
-    ? createPaymentsService({
-        db,
-        clock,
-        processor: deps.payments.processor,
-        requireUser: users.requireUser,
-        ...(deps.payments.removalGuards ? { removalGuards: deps.payments.removalGuards } : {}),
-        log: app.log,
-      })
+    ? createPaymentsService({ db, clock, processor: deps.payments.processor, requireUser: users.requireUser, removalGuards, log: app.log })
     : undefined;
+
+  // Charging and invoicing need both the processor and the CPOs.
+  const modules: AppModules = { charging: undefined, invoicing: undefined, jobHandlers: {}, reconcile: async () => ({}) };
+  if (payments && deps.ocpi) {
+    const ocpi = deps.ocpi;
+    const ingestion = deps.ingestion ?? createIngestion({ db, clock });
+    let charging: Charging | undefined;
+    const invoicing = createInvoicing({
+      db,
+      clock,
+      config: { ...config.invoicing, pricePolicy: config.charging.pricePolicy, publicBaseUrl: config.publicBaseUrl },
+      payments,
+      session: (id) => (charging as Charging).sessionForBilling(id),
+      cdr: ocpi.cdr,
+      users,
+      log: app.log,
+    });
+    charging = createCharging({
+      db,
+      clock,
+      config: { startTimeoutMs: config.charging.startTimeoutMs, stalledStartMs: config.charging.stalledStartMs },
+      users,
+      payments,
+      catalogue: deps.catalogue,
+      ingestion,
+      commands: ocpi.commands,
+      tokenForUser: ocpi.tokens.forUser,
+      pricing: config.pricing,
+      hasUnpaidDebt: invoicing.hasUnpaidDebt,
+      sessionCosts: invoicing.sessionCosts,
+      log: app.log,
+    });
+    const active = charging;
+    ocpi.on({
+      sessionChanged: (tx, session) => active.sessionChanged(tx, session),
+      cdrReceived: (tx, cdr) => active.cdrReceived(tx, cdr),
+      commandResult: (tx, commandId, result) => active.commandResult(tx, commandId, result),
+    });
+    removalGuards.push(active.paymentMethodGuard, invoicing.paymentMethodGuard);
+    deletionGuards.push(active.userDeletionGuard);
+    const sessionOf = (payload: unknown) => (payload as { session_id: string }).session_id;
+    modules.charging = active;
+    modules.invoicing = invoicing;
+    modules.reconcile = async () => {
+      const now = clock.now();
+      const repaired = await active.reconcile();
+      const unbilled = await invoicing.reconcile(await active.completedBetween(new Date(now.getTime() - 7 * 86_400_000), new Date(now.getTime() - 60_000)));
+      return { ...repaired, unbilled };
+    };
+    modules.jobHandlers = {
+      [CHARGING_QUEUES.releaseHold]: (payload: never) => active.releaseHold(sessionOf(payload)),
+      [CHARGING_QUEUES.startDeadline]: (payload: never) => active.startDeadline(sessionOf(payload)),
+      [CHARGING_QUEUES.stopOrphan]: (payload: never) => active.stopOrphan(sessionOf(payload)),
+      [CHARGING_QUEUES.bill]: (payload: never) => invoicing.bill(sessionOf(payload)),
+    };
+  }
 
   app.get('/healthz', { schema: { summary: 'Liveness', tags: ['Health'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
     status: 'ok' as const,
@@ -137,6 +205,9 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
       await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
       await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
       if (payments) await api.register(paymentsRoutes({ payments, idempotency, publicBaseUrl: config.publicBaseUrl }));
+      if (modules.charging && modules.invoicing) {
+        await api.register(chargingRoutes({ charging: modules.charging, invoicing: modules.invoicing, idempotency, publicBaseUrl: config.publicBaseUrl }));
+      }
     },
     { prefix: API_PREFIX },
   );
@@ -144,6 +215,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   if (deps.ocpi) await app.register(deps.ocpi.routes(), { prefix: OCPI_PREFIX });
   if (payments) await app.register(paymentWebhookRoutes({ payments }));
   if (deps.payments?.processorRoutes) await app.register(deps.payments.processorRoutes);
+  if (modules.invoicing) await app.register(invoiceDocumentRoutes({ invoicing: modules.invoicing }));
 
-  return app;
+  return Object.assign(app, { modules });
 }

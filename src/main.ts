@@ -24,6 +24,7 @@ import { startEmbeddedPostgres } from './platform/embedded-postgres.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
 import { loggerOptions } from './platform/http/server.ts';
 import { createDualProtocolServer, ensureCertificate } from './platform/http/tls.ts';
+import { createJobRunner, type JobRunner, purgeFinished } from './platform/jobs.ts';
 import { migrate } from './platform/migrations.ts';
 import { type CpoSandbox, createCpoSandbox } from './sandbox/cpo/index.ts';
 import { sandboxBrowserRoutes } from './sandbox/stripe/browser.ts';
@@ -70,6 +71,8 @@ export async function main(): Promise<void> {
   let processor: PaymentProcessor | undefined;
   let ocpi: Ocpi | undefined;
   let cpoSandbox: CpoSandbox | undefined;
+  let jobs: JobRunner | undefined;
+  const timers: NodeJS.Timeout[] = [];
   try {
     const migrations = await migrate(db);
     if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
@@ -184,6 +187,24 @@ export async function main(): Promise<void> {
 
     ocpi.startBackgroundWork();
 
+    // Durable background work (billing, hold releases, start deadlines), shared by every process on this database.
+    if (config.charging.jobsEnabled && Object.keys(app.modules.jobHandlers).length > 0) {
+      const jobLog = log.child({ component: 'jobs' });
+      jobs = createJobRunner({ db, clock, handlers: app.modules.jobHandlers, log: (level, message, fields) => jobLog[level](fields ?? {}, message) });
+      jobs.start();
+      const modules = app.modules;
+      const repairs = setInterval(() => {
+        modules
+          .reconcile()
+          .then((repaired) => {
+            if (Object.values(repaired).some((n) => n > 0)) log.info(repaired, 'charging reconciliation repaired sessions');
+          })
+          .catch((error: Error) => log.warn({ err: error }, 'charging reconciliation failed; retried at the next interval'));
+      }, config.charging.reconcileIntervalMs);
+      repairs.unref();
+      timers.push(repairs);
+    }
+
     if (config.ocpi.cpoSandbox.enabled) {
       // The sandbox CPO network: its own loopback port, connected to us by the OCPI credentials handshake
       // (the same path as `cpo connect`), so the default catalogue arrives over OCPI.
@@ -238,6 +259,7 @@ export async function main(): Promise<void> {
   const housekeeping = setInterval(() => {
     idempotency.purgeExpired().catch((error: Error) => log.warn({ err: error }, 'purging expired idempotency keys failed'));
     purgeHandledWebhookEvents(db, clock).catch((error: Error) => log.warn({ err: error }, 'purging handled webhook events failed'));
+    purgeFinished(db, new Date(clock.now().getTime() - 7 * 86_400_000)).catch((error: Error) => log.warn({ err: error }, 'purging finished jobs failed'));
     sandbox?.purgeExpired().catch((error: Error) => log.warn({ err: error }, 'purging the Stripe sandbox’s expired records failed'));
     if (processor) {
       // Holds a crash left pending are resumed (same idempotency key) or looked up at the processor.
@@ -259,6 +281,8 @@ export async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down: finishing in-flight requests');
     clearInterval(housekeeping);
+    for (const timer of timers) clearInterval(timer);
+    await jobs?.stop().catch((error: Error) => log.error({ err: error }, 'stopping the job runner failed'));
     await cpoSandbox?.close().catch((error: Error) => log.error({ err: error }, 'stopping the sandbox CPO network failed'));
     await ocpi?.stop().catch(() => {});
     const force = setTimeout(() => app.server.closeAllConnections(), config.shutdownGraceMs);

@@ -9,7 +9,7 @@ import type { Session } from '../src/ocpi/sessions.ts';
 import { manualClock, systemClock } from '../src/platform/clock.ts';
 import type { Database } from '../src/platform/db.ts';
 import { type CpoSandbox, createCpoSandbox, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
-import { localTime, priceSession } from '../src/sandbox/cpo/pricing.ts';
+import { localTime, priceSession } from '../src/ocpi/pricing.ts';
 import { appToken, dataOf, type EmspPeer, startEmspPeer, waitFor } from './cpo-sandbox-support.ts';
 import { createTestDatabase } from './helpers.ts';
 

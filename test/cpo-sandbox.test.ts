@@ -14,7 +14,7 @@ import { authorizationHeader } from '../src/ocpi/transport.ts';
 import { parseCommandResponse, parseConnector, parseEvse, parseLocation, parseSession, parseTariff } from '../src/ocpi/validate.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox, type Scenario, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
-import { priceSession } from '../src/sandbox/cpo/pricing.ts';
+import { priceSession } from '../src/ocpi/pricing.ts';
 import { appToken, dataOf, type EmspPeer, selfSignedCertificate, startEmspPeer, waitFor } from './cpo-sandbox-support.ts';
 import { createTestDatabase } from './helpers.ts';
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { buildApp } from '../src/app.ts';
+import { type AppModules, buildApp } from '../src/app.ts';
 import { createClientsService } from '../src/modules/clients/service.ts';
 import { createOcpi, type Ocpi } from '../src/modules/ocpi/service.ts';
 import type { PaymentProcessor } from '../src/modules/payments/processor.ts';
@@ -19,6 +19,7 @@ import { type Config, loadConfig } from '../src/platform/config.ts';
 import { createDatabase, type Database } from '../src/platform/db.ts';
 import { ERROR_CODES, type ErrorCode } from '../src/platform/errors.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
+import { createJobRunner, type JobRunner } from '../src/platform/jobs.ts';
 import { sandboxBrowserRoutes } from '../src/sandbox/stripe/browser.ts';
 import { createStripeSandbox, type StripeSandbox } from '../src/sandbox/stripe/index.ts';
 
@@ -95,6 +96,10 @@ export interface TestContext {
   address: string | undefined;
   /** The OCPI module (its routes are under /ocpi). */
   ocpi: Ocpi;
+  /** Charging and invoicing (with the OCPI module and the payment sandbox), and their job handlers. */
+  modules: AppModules;
+  /** A job runner over the app's handlers: not started (call start() or runDue()). */
+  jobs: JobRunner;
   /** Creates an API client with a token. */
   newClient(name?: string): Promise<{ clientId: string; token: string; jti: string }>;
   call(method: string, url: string, options?: CallOptions): Promise<TestResponse>;
@@ -154,9 +159,11 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     clock,
     authenticate: clients.authenticate,
     catalogue,
+    ingestion,
     payments: { processor, removalGuards, processorRoutes: sandboxBrowserRoutes(sandbox) },
     logger: false,
   });
+  const jobs = createJobRunner({ db, clock, handlers: app.modules.jobHandlers, pollMs: 200 });
   const payments = createPaymentsService({
     db,
     clock,
@@ -186,7 +193,10 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     payments,
     address,
     ocpi,
+    modules: app.modules,
+    jobs,
     async close() {
+      await jobs.stop();
       await ocpi.stop();
       await app.close();
       await sandbox.close();

@@ -68,6 +68,30 @@ export interface Config {
   };
   stripe: StripeConfig;
   ocpi: OcpiConfig;
+  charging: ChargingSettings;
+  invoicing: InvoicingSettings;
+}
+
+export interface ChargingSettings {
+  /** From the CPO's acceptance of a start to its first Session report; later the session fails and its hold is released. */
+  startTimeoutMs: number;
+  /** A start that has not moved for this long was cut short (a crash): failed, hold released. */
+  stalledStartMs: number;
+  /** Which price wins when our tariff engine and the CPO's CDR differ by more than a cent. */
+  pricePolicy: 'engine' | 'cdr';
+  /** Background jobs (billing, releases, reconciliation) in this process. */
+  jobsEnabled: boolean;
+  /** Repairs of sessions and holds this often. */
+  reconcileIntervalMs: number;
+}
+
+export interface InvoicingSettings {
+  /** The operator issuing invoices: name, address lines, VAT number, e-mail. */
+  issuer: { name: string; addressLines: string[]; vatNumber: string | undefined; email: string | undefined };
+  /** Invoice numbers are <prefix>-<6 digits>, sequential without gaps per prefix. */
+  numberPrefix: string;
+  /** Lifetime of the signed invoice download links. */
+  linkTtlMs: number;
 }
 
 export interface OcpiConfig {
@@ -162,6 +186,12 @@ function host(env: Env): string {
 function defaultPublicBaseUrl(hostName: string, port: number, tlsAtProxy: boolean): string {
   const shown = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(hostName) ? 'localhost' : hostName;
   return tlsAtProxy ? `https://${shown}` : `https://${shown}:${port}`;
+}
+
+function invoicePrefix(env: Env): string {
+  const value = read(env, 'INVOICE_NUMBER_PREFIX') ?? 'CA';
+  if (!/^[A-Z0-9][A-Z0-9-]{0,15}$/.test(value)) throw new ConfigError('INVOICE_NUMBER_PREFIX', 'must be 1..16 upper-case letters, digits or dashes');
+  return value;
 }
 
 function pricingConfig(env: Env): Config['pricing'] {
@@ -302,6 +332,26 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     pricing: pricingConfig(env),
     stripe: stripeConfig(env),
     ocpi: ocpiConfig(env, mode),
+    charging: {
+      startTimeoutMs: integer(env, 'CHARGING_START_TIMEOUT_SECONDS', 120, 10, 3600) * 1000,
+      stalledStartMs: integer(env, 'CHARGING_STALLED_START_SECONDS', 120, 10, 3600) * 1000,
+      pricePolicy: oneOf(env, 'CHARGING_PRICE_POLICY', ['engine', 'cdr'] as const, 'engine'),
+      jobsEnabled: boolean(env, 'JOBS_ENABLED', true),
+      reconcileIntervalMs: integer(env, 'CHARGING_RECONCILE_SECONDS', 60, 1, 86_400) * 1000,
+    },
+    invoicing: {
+      issuer: {
+        name: read(env, 'INVOICE_ISSUER_NAME') ?? 'Charging Access (sandbox operator)',
+        addressLines: (read(env, 'INVOICE_ISSUER_ADDRESS') ?? 'Example Street 1|10115 Berlin|Germany')
+          .split('|')
+          .map((line) => line.trim())
+          .filter(Boolean),
+        vatNumber: read(env, 'INVOICE_ISSUER_VAT_NUMBER'),
+        email: read(env, 'INVOICE_ISSUER_EMAIL'),
+      },
+      numberPrefix: invoicePrefix(env),
+      linkTtlMs: integer(env, 'INVOICE_LINK_TTL_SECONDS', 3600, 60, 7 * 86_400) * 1000,
+    },
   };
 }
 

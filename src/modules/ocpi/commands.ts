@@ -26,12 +26,15 @@ export interface StartSessionRequest {
   connector_id?: string;
   token: OcpiToken;
   authorization_reference: string;
+  /** The caller's id for the command (recorded before it is sent, so its result can be matched); new when absent. */
+  command_id?: string;
 }
 
 export interface StopSessionRequest {
   country_code: string;
   party_id: string;
   session_id: string;
+  command_id?: string;
 }
 
 export function createCommands(deps: { db: Database; clock: Clock; connections: Connections; ocpiBaseUrl: string; timeoutMs: number }) {
@@ -43,8 +46,8 @@ export function createCommands(deps: { db: Database; clock: Clock; connections: 
     type: 'START_SESSION' | 'STOP_SESSION',
     party: { country_code: string; party_id: string },
     body: Record<string, unknown>,
+    commandId: string = randomUUID(),
   ): Promise<CommandOutcome> {
-    const commandId = randomUUID();
     const connection = await connectionFor(party.country_code, party.party_id);
     const url = connection ? endpointOf(connection, 'commands', 'RECEIVER') : undefined;
     if (!connection || !url)
@@ -95,14 +98,19 @@ export function createCommands(deps: { db: Database; clock: Clock; connections: 
   return {
     connectionFor,
     startSession: (request: StartSessionRequest) =>
-      send('START_SESSION', request, {
-        token: request.token,
-        location_id: request.location_id,
-        evse_uid: request.evse_uid,
-        ...(request.connector_id ? { connector_id: request.connector_id } : {}),
-        authorization_reference: request.authorization_reference,
-      }),
-    stopSession: (request: StopSessionRequest) => send('STOP_SESSION', request, { session_id: request.session_id }),
+      send(
+        'START_SESSION',
+        request,
+        {
+          token: request.token,
+          location_id: request.location_id,
+          evse_uid: request.evse_uid,
+          ...(request.connector_id ? { connector_id: request.connector_id } : {}),
+          authorization_reference: request.authorization_reference,
+        },
+        request.command_id,
+      ),
+    stopSession: (request: StopSessionRequest) => send('STOP_SESSION', request, { session_id: request.session_id }, request.command_id),
     find: (commandId: string) => repo.findCommand(db, commandId),
   };
 }

@@ -7,7 +7,7 @@ import type { OcpiConnector, OcpiEvse, OcpiLocation } from '../../ocpi/locations
 import { invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi/transport.ts';
 import { type CDR, parseCdr, parseCommandResult, parseSession, parseSessionPatch, type Session } from '../../ocpi/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Database } from '../../platform/db.ts';
+import type { Database, Queryable } from '../../platform/db.ts';
 import { type Ingestion, InvalidOcpiObject } from '../stations/ingest.ts';
 import * as repo from './repository.ts';
 
@@ -17,10 +17,17 @@ export interface PartyPath {
 }
 
 /** Listeners of what CPOs report (the charging module follows sessions, CDRs and command results). */
+/**
+ * What other modules learn from CPO messages (the charging module follows its
+ * sessions). Each runs inside the transaction that stores the message, so
+ * what a handler records (a state change, a job) commits with it or not at
+ * all; handlers do database work only (anything slower goes to a job). A
+ * handler that throws fails the OCPI request, and the CPO sends it again.
+ */
 export interface OcpiEvents {
-  sessionChanged?(session: Session, connectionId: string): Promise<void>;
-  cdrReceived?(cdr: CDR, connectionId: string): Promise<void>;
-  commandResult?(commandId: string, result: { result: string; message?: string }): Promise<void>;
+  sessionChanged?(tx: Queryable, session: Session, connectionId: string): Promise<void>;
+  cdrReceived?(tx: Queryable, cdr: CDR, connectionId: string): Promise<void>;
+  commandResult?(tx: Queryable, commandId: string, result: { result: string; message?: string }): Promise<void>;
 }
 
 const sameId = (a: string, b: string) => a.toUpperCase() === b.toUpperCase();
@@ -250,8 +257,9 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
       checkOwnKey(object, party, sessionId);
       const key = locationKey(party, sessionId);
       const session = ok(parseSession({ ...object, ...key }), 'Session');
-      const written = await repo.upsertSession(db, connection.id, session, clock.now());
-      if (written) await deps.events?.sessionChanged?.(session, connection.id);
+      await db.transaction(async (tx) => {
+        if (await repo.upsertSession(tx, connection.id, session, clock.now())) await deps.events?.sessionChanged?.(tx, session, connection.id);
+      });
     },
 
     async patchSession(connection: repo.Connection, party: PartyPath, sessionId: string, body: unknown) {
@@ -261,7 +269,7 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
       checkOwnKey(patch, party, sessionId);
       ok(parseSessionPatch(patch), 'Session PATCH');
       const key = locationKey(party, sessionId);
-      const session = await db.transaction(async (tx) => {
+      await db.transaction(async (tx) => {
         const stored = await repo.findSession(tx, key, { forUpdate: true });
         if (!stored || stored.connection_id !== connection.id) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown session ${sessionId}`);
         if (stored.last_updated.getTime() > Date.parse(stamp)) return undefined;
@@ -276,9 +284,8 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
         const merged = { ...current, ...patch, ...key, charging_periods: [...known, ...periods] };
         const next = ok(parseSession(merged), 'Session after PATCH');
         await repo.upsertSession(tx, connection.id, next, clock.now());
-        return next;
+        await deps.events?.sessionChanged?.(tx, next, connection.id);
       });
-      if (session) await deps.events?.sessionChanged?.(session, connection.id);
     },
 
     // -----------------------------------------------------------------------
@@ -290,18 +297,21 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
       const party = { country_code: cdr.country_code.toUpperCase(), party_id: cdr.party_id.toUpperCase() };
       await requireParty(connection, party);
       const stored = { ...cdr, ...party };
-      const inserted = await repo.insertCdr(
-        db,
-        connection.id,
-        { ...stored, session_id: cdr.session_id, authorization_reference: cdr.authorization_reference, credit: cdr.credit },
-        clock.now(),
-      );
+      const inserted = await db.transaction(async (tx) => {
+        const fresh = await repo.insertCdr(
+          tx,
+          connection.id,
+          { ...stored, session_id: cdr.session_id, authorization_reference: cdr.authorization_reference, credit: cdr.credit },
+          clock.now(),
+        );
+        if (fresh) await deps.events?.cdrReceived?.(tx, stored as CDR, connection.id);
+        return fresh;
+      });
       if (!inserted) {
         const existing = await repo.findCdr(db, { ...party, id: cdr.id });
         if (existing && existing.connection_id !== connection.id)
           throw new OcpiError(404, OCPI_STATUS.clientError, `CDR ${cdr.id} belongs to another connection`);
       }
-      if (inserted) await deps.events?.cdrReceived?.(stored as CDR, connection.id);
       return `${deps.ocpiBaseUrl}/2.2.1/cdrs/${encodeURIComponent(party.country_code)}/${encodeURIComponent(party.party_id)}/${encodeURIComponent(cdr.id)}`;
     },
 
@@ -316,16 +326,17 @@ export function createReceivers(deps: { db: Database; clock: Clock; ingestion: I
 
     async commandResult(connection: repo.Connection, type: string, commandId: string, secret: string, body: unknown) {
       const result = ok(parseCommandResult(body), 'CommandResult');
-      const outcome = await db.transaction((tx) =>
-        repo.recordCommandResult(
+      const outcome = await db.transaction(async (tx) => {
+        const recorded = await repo.recordCommandResult(
           tx,
           { id: commandId, connection_id: connection.id, type, callback_secret: secret },
           result.message ? { result: result.result, message: JSON.stringify(result.message) } : { result: result.result },
           clock.now(),
-        ),
-      );
+        );
+        if (recorded === 'stored') await deps.events?.commandResult?.(tx, commandId, { result: result.result });
+        return recorded;
+      });
       if (outcome === 'unknown') throw new OcpiError(404, OCPI_STATUS.clientError, 'Unknown command');
-      if (outcome === 'stored') await deps.events?.commandResult?.(commandId, { result: result.result });
     },
   };
 }

@@ -1,5 +1,6 @@
 // The OCPI module assembled: connections (credentials), receivers, tokens,
 // commands, pulls, the outbox of pushes and the periodic reconciliation.
+import type { CDR } from '../../ocpi/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { OcpiConfig } from '../../platform/config.ts';
 import type { Database } from '../../platform/db.ts';
@@ -53,7 +54,7 @@ export function createOcpi(deps: OcpiDeps) {
       await deps.ingestion.ingest({ parties: [...parties.values()] }, { notify: false });
     },
   });
-  const events: OcpiEvents = deps.events ?? {};
+  const events: OcpiEvents = { ...deps.events };
   const receivers = createReceivers({ db, clock, ingestion: deps.ingestion, events, ocpiBaseUrl: deps.baseUrl });
   const tokens = createTokens({ db, clock, party, ...(deps.authorizationChecks ? { checks: deps.authorizationChecks } : {}) });
   const commands = createCommands({ db, clock, connections, ocpiBaseUrl: deps.baseUrl, timeoutMs: config.requestTimeoutMs });
@@ -92,8 +93,16 @@ export function createOcpi(deps: OcpiDeps) {
   };
 
   return {
+    /** Registers handlers of CPO messages (the charging module's); they run inside the transaction storing the message. */
+    on(handlers: OcpiEvents): void {
+      Object.assign(events, handlers);
+    },
     connections,
     receivers,
+    /** A CDR as stored (received or pulled). */
+    async cdr(key: { country_code: string; party_id: string; id: string }): Promise<CDR | undefined> {
+      return (await repo.findCdr(db, key))?.data as CDR | undefined;
+    },
     tokens,
     commands,
     sync,

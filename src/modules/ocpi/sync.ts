@@ -123,10 +123,12 @@ export function createSync(deps: {
             }
             if (!owned(parsed.value)) continue;
             const session = upper(parsed.value);
-            if (await repo.upsertSession(db, connection.id, session, clock.now())) {
-              counts.sessions++;
-              await deps.events?.sessionChanged?.(session, connection.id);
-            }
+            const written = await db.transaction(async (tx) => {
+              if (!(await repo.upsertSession(tx, connection.id, session, clock.now()))) return false;
+              await deps.events?.sessionChanged?.(tx, session, connection.id);
+              return true;
+            });
+            if (written) counts.sessions++;
           }
           options.onProgress?.('sessions', counts.sessions, page.total);
         }
@@ -142,16 +144,17 @@ export function createSync(deps: {
             }
             if (!owned(parsed.value)) continue;
             const cdr = upper(parsed.value);
-            const inserted = await repo.insertCdr(
-              db,
-              connection.id,
-              { ...cdr, session_id: cdr.session_id, authorization_reference: cdr.authorization_reference, credit: cdr.credit },
-              clock.now(),
-            );
-            if (inserted) {
-              counts.cdrs++;
-              await deps.events?.cdrReceived?.(cdr, connection.id);
-            }
+            const inserted = await db.transaction(async (tx) => {
+              const fresh = await repo.insertCdr(
+                tx,
+                connection.id,
+                { ...cdr, session_id: cdr.session_id, authorization_reference: cdr.authorization_reference, credit: cdr.credit },
+                clock.now(),
+              );
+              if (fresh) await deps.events?.cdrReceived?.(tx, cdr, connection.id);
+              return fresh;
+            });
+            if (inserted) counts.cdrs++;
           }
           options.onProgress?.('cdrs', counts.cdrs, page.total);
         }

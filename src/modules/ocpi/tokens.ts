@@ -59,6 +59,9 @@ export function createTokens(deps: { db: Database; clock: Clock; party: OurParty
   }
 
   return {
+    /** The user's APP_USER token (undefined for an unknown user id). */
+    forUser: (userId: string) => findToken(userId, 'APP_USER'),
+
     async list(page: PageQuery): Promise<{ total: number; tokens: OcpiToken[] }> {
       const filter = { ...(page.date_from ? { from: page.date_from } : {}), ...(page.date_to ? { to: page.date_to } : {}) };
       const { count, rows } = await listUsersForTokens(db, filter, page);

@@ -248,6 +248,13 @@ export async function findHoldByReference(db: Queryable, account: string, refere
   return rows[0];
 }
 
+/** The holds of these references (any order); missing references are absent. */
+export async function findHoldsByReferences(db: Queryable, account: string, references: readonly string[]): Promise<HoldRow[]> {
+  if (references.length === 0) return [];
+  const { rows } = await db.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND reference = ANY($2)`, [account, references]);
+  return rows;
+}
+
 export async function findHoldByIntent(db: Queryable, account: string, paymentIntentId: string, options: { forUpdate?: boolean } = {}) {
   const { rows } = await db.query<HoldRow>(
     `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND payment_intent_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,

@@ -36,6 +36,9 @@ import type { PaymentMethodView, SetupIntentView } from './schemas.ts';
  */
 export type PaymentMethodRemovalGuard = (tx: Queryable, target: { clientId: string; userId: string; paymentMethodId: string }) => Promise<void>;
 
+/** Told that a payment intent changed (a verified webhook); re-read it with paymentIntent() before acting. */
+export type PaymentIntentListener = (tx: Queryable, paymentIntentId: string) => Promise<void>;
+
 export interface PaymentsServiceDeps {
   db: Database;
   clock: Clock;
@@ -404,6 +407,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   const ownerOf = (clientId: string, userId: string): repo.Owner => ({ clientId, userId, account });
   const holds = createHolds(deps);
   const { ask } = holds;
+  const intentListeners: PaymentIntentListener[] = [];
 
   async function ensureCustomer(clientId: string, userId: string): Promise<string> {
     const owner = ownerOf(clientId, userId);
@@ -543,6 +547,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
         return;
       case 'payment_intent':
         await holds.applyIntentEvent(tx, event.object.id);
+        for (const listener of intentListeners) await listener(tx, event.object.id);
         return;
       default:
         return;
@@ -551,6 +556,17 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
 
   return {
     info: processor.info,
+
+    /** Another module following payment intents it made (e.g. a debt's charge): called in the webhook's transaction. */
+    onPaymentIntentChanged(listener: PaymentIntentListener): void {
+      intentListeners.push(listener);
+    },
+
+    /** Where a payment intent stands at the processor (undefined when it does not know the id). */
+    async paymentIntent(id: string): Promise<{ outcome: PaymentOutcome; clientSecret: string; amount: number; currency: string } | undefined> {
+      const intent = await ask(() => processor.retrievePaymentIntent(id));
+      return intent && { outcome: intent.outcome, clientSecret: intent.clientSecret, amount: intent.amount, currency: intent.currency };
+    },
 
     // --- setup intents and payment methods (the API) ----------------------------------
 
@@ -664,6 +680,12 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
 
     async getHold(clientId: string, reference: string): Promise<Hold> {
       return holdOf(await holdForReference(clientId, reference));
+    },
+
+    /** The client's holds of these references, by reference (another client's are absent). */
+    async getHolds(q: Queryable, clientId: string, references: readonly string[]): Promise<Map<string, Hold>> {
+      const rows = await repo.findHoldsByReferences(q, account, references);
+      return new Map(rows.filter((row) => row.client_id === clientId).map((row) => [row.reference, holdOf(row)]));
     },
 
     /** Re-reads the hold from the processor (a missed webhook, a customer who has just authenticated). */

@@ -5,7 +5,7 @@
 import { type GeneratedParty, generateCatalogue } from '../../dataset/generator.ts';
 import type { EvseStatus, OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi/locations-tariffs.ts';
 import type { PageQuery } from '../../ocpi/transport.ts';
-import { tariffValidAt } from './pricing.ts';
+import { tariffValidAt } from '../../ocpi/pricing.ts';
 import { scenarioLocation, scenarioOf, scenarioTariff } from './scenarios.ts';
 
 /** The generator's default `last_updated` stamp of every object. */

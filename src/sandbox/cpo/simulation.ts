@@ -25,7 +25,7 @@ import type { Database, Queryable } from '../../platform/db.ts';
 import { countryByAlpha3 } from '../../platform/european-countries.ts';
 import type { Network } from './network.ts';
 import type { Log, Peers } from './peers.ts';
-import { type PricingContext, priceSession, pricingSignature, tariffThresholds } from './pricing.ts';
+import { type PricingContext, priceSession, pricingSignature, tariffThresholds } from '../../ocpi/pricing.ts';
 import { joinUrl, type Push } from './push.ts';
 import { type Scenario, scenarioOf } from './scenarios.ts';
 import type { OutboxMessage, Peer, SessionRow } from './store.ts';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../src/ocpi/locations-tariffs.ts';
 import type { ChargingPeriod } from '../src/ocpi/sessions.ts';
-import { localTime, priceSession, restrictionsMatch } from '../src/sandbox/cpo/pricing.ts';
+import { localTime, priceSession, restrictionsMatch } from '../src/ocpi/pricing.ts';
 
 const TZ = 'Europe/Amsterdam';
 type Element = { c: [OcpiPriceComponent['type'], number, number?, number?][]; r?: OcpiTariffRestrictions };

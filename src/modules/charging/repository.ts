@@ -1,0 +1,292 @@
+// SQL of charging sessions. Queries a client makes take its client id; the
+// ones driven by CPO messages and jobs find sessions by their own keys.
+import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
+import type { Queryable } from '../../platform/db.ts';
+
+export type SessionStatus = 'pending' | 'active' | 'stopping' | 'completed' | 'failed';
+export type StartStep = 'created' | 'holding' | 'held' | 'commanding' | 'accepted' | 'ended';
+export const UNFINISHED: readonly SessionStatus[] = ['pending', 'active', 'stopping'];
+
+export interface StationInfo {
+  station_name: string | null;
+  station_address: string | null;
+  country: string | null;
+  station_speed: string | null;
+  connector_standard: string | null;
+  connector_power: number | null;
+  support_phone: string | null;
+  latitude: string | null;
+  longitude: string | null;
+}
+
+export interface UserFacingPrices {
+  kwh_price: string | null;
+  time_price: string | null;
+  session_fee: string | null;
+  blocking_fee: string | null;
+  starting_fee: string | null;
+  grace_period_minutes: number | null;
+  blocking_cap: string | null;
+  currency: string;
+}
+
+export interface SessionRow {
+  id: string;
+  client_id: string;
+  user_id: string;
+  payment_method_id: string;
+  evse_id: string;
+  station_id: string;
+  country_code: string;
+  party_id: string;
+  location_id: string;
+  evse_uid: string;
+  connector_id: string | null;
+  status: SessionStatus;
+  start_step: StartStep;
+  failure_reason: string | null;
+  hold_reference: string;
+  adopted_hold_of: string | null;
+  pre_authorization_amount: number;
+  currency: string;
+  tariff: OcpiTariff;
+  tariff_is_fallback: boolean;
+  time_zone: string;
+  starting_fee: { price: string; vat: string } | null;
+  station_info: StationInfo;
+  is_partner: boolean;
+  logo_url: string | null;
+  user_facing_session_prices: UserFacingPrices;
+  start_command_id: string | null;
+  stop_command_id: string | null;
+  ocpi_session_id: string | null;
+  start_time: Date | null;
+  end_time: Date | null;
+  consumed_energy: string;
+  estimated_cost: number | null;
+  rates: number | null;
+  accepted_at: Date | null;
+  start_deadline: Date | null;
+  stop_requested_at: Date | null;
+  cdr_country_code: string | null;
+  cdr_party_id: string | null;
+  cdr_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type NewSession = Omit<
+  SessionRow,
+  | 'status'
+  | 'start_step'
+  | 'failure_reason'
+  | 'adopted_hold_of'
+  | 'start_command_id'
+  | 'stop_command_id'
+  | 'ocpi_session_id'
+  | 'start_time'
+  | 'end_time'
+  | 'consumed_energy'
+  | 'estimated_cost'
+  | 'rates'
+  | 'accepted_at'
+  | 'start_deadline'
+  | 'stop_requested_at'
+  | 'cdr_country_code'
+  | 'cdr_party_id'
+  | 'cdr_id'
+  | 'updated_at'
+>;
+
+const COLUMNS = `id, client_id, user_id, payment_method_id, evse_id, station_id, country_code, party_id, location_id, evse_uid,
+  connector_id, status, start_step, failure_reason, hold_reference, adopted_hold_of, pre_authorization_amount, currency, tariff,
+  tariff_is_fallback, time_zone, starting_fee, station_info, is_partner, logo_url, user_facing_session_prices, start_command_id,
+  stop_command_id, ocpi_session_id, start_time, end_time, consumed_energy::text AS consumed_energy, estimated_cost, rates,
+  accepted_at, start_deadline, stop_requested_at, cdr_country_code, cdr_party_id, cdr_id, created_at, updated_at`;
+
+/** Inserts a pending session; undefined when the user already has an unfinished one on this EVSE (the unique index). */
+export async function insertSession(db: Queryable, s: NewSession): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<SessionRow>(
+    `INSERT INTO charging_sessions (id, client_id, user_id, payment_method_id, evse_id, station_id, country_code, party_id, location_id,
+       evse_uid, connector_id, status, start_step, hold_reference, pre_authorization_amount, currency, tariff, tariff_is_fallback,
+       time_zone, starting_fee, station_info, is_partner, logo_url, user_facing_session_prices, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', 'created', $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23)
+     ON CONFLICT (user_id, evse_id) WHERE status IN ('pending', 'active', 'stopping') DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [
+      s.id,
+      s.client_id,
+      s.user_id,
+      s.payment_method_id,
+      s.evse_id,
+      s.station_id,
+      s.country_code,
+      s.party_id,
+      s.location_id,
+      s.evse_uid,
+      s.connector_id,
+      s.hold_reference,
+      s.pre_authorization_amount,
+      s.currency,
+      JSON.stringify(s.tariff),
+      s.tariff_is_fallback,
+      s.time_zone,
+      s.starting_fee === null ? null : JSON.stringify(s.starting_fee),
+      JSON.stringify(s.station_info),
+      s.is_partner,
+      s.logo_url,
+      JSON.stringify(s.user_facing_session_prices),
+      s.created_at,
+    ],
+  );
+  return rows[0];
+}
+
+export async function findSession(db: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<SessionRow>(`SELECT ${COLUMNS} FROM charging_sessions WHERE id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+  return rows[0];
+}
+
+export async function findClientSession(db: Queryable, clientId: string, userId: string, id: string): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<SessionRow>(`SELECT ${COLUMNS} FROM charging_sessions WHERE id = $1 AND client_id = $2 AND user_id = $3`, [
+    id,
+    clientId,
+    userId,
+  ]);
+  return rows[0];
+}
+
+export async function findByOcpiSession(
+  db: Queryable,
+  key: { country_code: string; party_id: string; id: string },
+  options: { forUpdate?: boolean } = {},
+): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<SessionRow>(
+    `SELECT ${COLUMNS} FROM charging_sessions WHERE country_code = $1 AND party_id = $2 AND ocpi_session_id = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [key.country_code, key.party_id, key.id],
+  );
+  return rows[0];
+}
+
+export async function findByStartCommand(db: Queryable, commandId: string, options: { forUpdate?: boolean } = {}): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<SessionRow>(
+    `SELECT ${COLUMNS} FROM charging_sessions WHERE start_command_id = $1 OR stop_command_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [commandId],
+  );
+  return rows[0];
+}
+
+export async function listSessions(
+  db: Queryable,
+  clientId: string,
+  userId: string,
+  status: SessionStatus | undefined,
+  page: { limit: number; offset: number },
+): Promise<{ count: number; rows: SessionRow[] }> {
+  const filter = status ? ' AND status = $3' : '';
+  const params: unknown[] = [clientId, userId, ...(status ? [status] : [])];
+  const [{ rows: counted }, { rows }] = await Promise.all([
+    db.query<{ count: number }>(`SELECT count(*) AS count FROM charging_sessions WHERE client_id = $1 AND user_id = $2${filter}`, params),
+    db.query<SessionRow>(
+      `SELECT ${COLUMNS} FROM charging_sessions WHERE client_id = $1 AND user_id = $2${filter}
+       ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, page.limit, page.offset],
+    ),
+  ]);
+  return { count: counted[0]?.count ?? 0, rows };
+}
+
+export type SessionChanges = Partial<
+  Pick<
+    SessionRow,
+    | 'status'
+    | 'start_step'
+    | 'failure_reason'
+    | 'hold_reference'
+    | 'adopted_hold_of'
+    | 'start_command_id'
+    | 'stop_command_id'
+    | 'ocpi_session_id'
+    | 'start_time'
+    | 'end_time'
+    | 'consumed_energy'
+    | 'estimated_cost'
+    | 'rates'
+    | 'accepted_at'
+    | 'start_deadline'
+    | 'stop_requested_at'
+    | 'cdr_country_code'
+    | 'cdr_party_id'
+    | 'cdr_id'
+  >
+>;
+
+/** Writes `changes`; with `onlyIf`, only while the session's status is one of them. Undefined when nothing was written. */
+export async function updateSession(
+  db: Queryable,
+  id: string,
+  changes: SessionChanges,
+  at: Date,
+  onlyIf?: readonly SessionStatus[],
+): Promise<SessionRow | undefined> {
+  const entries = Object.entries(changes).filter(([, v]) => v !== undefined);
+  const sets = entries.map(([column], i) => `${column} = $${i + 3}`);
+  const params: unknown[] = [id, at, ...entries.map(([, v]) => v)];
+  const guard = onlyIf ? ` AND status = ANY($${params.length + 1})` : '';
+  if (onlyIf) params.push(onlyIf);
+  const { rows } = await db.query<SessionRow>(
+    `UPDATE charging_sessions SET ${[...sets, 'updated_at = $2'].join(', ')} WHERE id = $1${guard} RETURNING ${COLUMNS}`,
+    params,
+  );
+  return rows[0];
+}
+
+/** Unfinished sessions of a user (any EVSE), e.g. to refuse deleting the user or a payment method in use. */
+export async function countUnfinished(db: Queryable, clientId: string, userId: string, paymentMethodId?: string): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(
+    `SELECT count(*) AS count FROM charging_sessions
+      WHERE client_id = $1 AND user_id = $2 AND status IN ('pending', 'active', 'stopping')${paymentMethodId ? ' AND payment_method_id = $3' : ''}`,
+    paymentMethodId ? [clientId, userId, paymentMethodId] : [clientId, userId],
+  );
+  return rows[0]?.count ?? 0;
+}
+
+/** Sessions whose start saga stopped before the CPO's answer (a crash, a timeout): older than `before`. */
+export async function stalledStarts(db: Queryable, before: Date, limit: number): Promise<SessionRow[]> {
+  const { rows } = await db.query<SessionRow>(
+    `SELECT ${COLUMNS} FROM charging_sessions
+      WHERE status = 'pending' AND start_step IN ('created', 'holding', 'held', 'commanding') AND updated_at < $1
+      ORDER BY updated_at LIMIT $2`,
+    [before, limit],
+  );
+  return rows;
+}
+
+/** Accepted starts the CPO never reported a session for by their deadline. */
+export async function overdueStarts(db: Queryable, now: Date, limit: number): Promise<SessionRow[]> {
+  const { rows } = await db.query<SessionRow>(
+    `SELECT ${COLUMNS} FROM charging_sessions
+      WHERE status = 'pending' AND start_step = 'accepted' AND ocpi_session_id IS NULL AND start_deadline < $1
+      ORDER BY start_deadline LIMIT $2`,
+    [now, limit],
+  );
+  return rows;
+}
+
+/** Sessions stopping (or active with the CPO's session completed) for longer than `before` without a CDR. */
+export async function staleUnfinished(db: Queryable, statuses: readonly SessionStatus[], before: Date, limit: number): Promise<SessionRow[]> {
+  const { rows } = await db.query<SessionRow>(
+    `SELECT ${COLUMNS} FROM charging_sessions WHERE status = ANY($1) AND updated_at < $2 ORDER BY updated_at LIMIT $3`,
+    [statuses, before, limit],
+  );
+  return rows;
+}
+
+/** Failed sessions whose hold may still hold funds (the release is done by the hold-release job; this finds the ones it missed). */
+export async function failedSince(db: Queryable, since: Date, limit: number): Promise<SessionRow[]> {
+  const { rows } = await db.query<SessionRow>(
+    `SELECT ${COLUMNS} FROM charging_sessions WHERE status = 'failed' AND updated_at >= $1 ORDER BY updated_at LIMIT $2`,
+    [since, limit],
+  );
+  return rows;
+}

@@ -1,0 +1,566 @@
+// The project's OCPI 2.2.1 tariff engine: what a charging session costs under
+// a Tariff (mod_tariffs.asciidoc, mod_cdrs.asciidoc "step_size"), computed
+// from the session's charging periods. The eMSP uses it to price CDRs and to
+// estimate live sessions (money as exact decimal strings: priceSessionExact,
+// toMinorUnits); the sandbox CPO uses it to price its CDRs (OCPI JSON
+// numbers: priceSession). Pure, exact decimal arithmetic (big.js); numbers
+// from OCPI objects are read through their decimal string.
+//
+// Rules:
+// - Per dimension (ENERGY, TIME, PARKING_TIME, FLAT) the first tariff element
+//   that has a component of that dimension and whose restrictions all match
+//   applies; restrictions are evaluated at the start of each charging period:
+//   start_time/end_time (local, [start, end), end < start wraps, end "00:00" is
+//   end of day), start_date/end_date (local, [start, end)), day_of_week (local),
+//   min/max_kwh (energy charged before the period), min/max_duration (seconds
+//   since the session started), min/max_power (the period's average charging
+//   power: ENERGY / charging time; 0 while parking), min/max_current (the
+//   period's CURRENT, else MAX_CURRENT, else MIN_CURRENT dimension; 0 when
+//   absent or parking).
+// - Reservations: a period that carries RESERVATION_TIME and none of TIME,
+//   PARKING_TIME and ENERGY is reservation time. It is priced only by elements
+//   with a `reservation` restriction (their other restrictions apply too):
+//   their TIME component prices the reserved time, their FLAT component is
+//   billed once; for a reservation that expired, RESERVATION_EXPIRES elements
+//   come first, then RESERVATION elements (mod_tariffs, ReservationRestrictionType
+//   note). A reservation expired when the session has only reservation periods
+//   (or as the caller says). Reserved time is rounded to its own step_size once
+//   (examples "Tariff example with reservation price and fee" / "... expire
+//   fee"). Reservation elements never apply to other periods, and
+//   min/max_duration count from the first period that is not a reservation.
+// - A period is charging time unless it carries PARKING_TIME and no TIME
+//   (then it is parking); with both, their volumes split it. Durations come
+//   from the period timestamps, not from rounded volumes.
+// - FLAT is billed once: from the first period in which a FLAT component applies.
+// - step_size: once per session for ENERGY (total billed Wh rounded up, the
+//   extra billed at the last ENERGY component used) and once for TIME and
+//   PARKING_TIME together (the dimension of the last period with an applicable
+//   time component: its total billed seconds rounded up, the extra billed at
+//   that component's price). step_size 0 means no rounding.
+// - VAT per component (absent: no VAT, incl = excl). min_price/max_price clamp
+//   the total excl. VAT and incl. VAT separately (a bound without incl_vat
+//   scales with the session's VAT ratio).
+// - Every amount is exact until the end; each total is then rounded half-up to
+//   the currency's minor unit (2 decimals; 0 for ISK and JPY). Amounts are
+//   kept multiplied by 3600 (currency x seconds per hour) so that time prices
+//   need no division before that final, exact rounding.
+import Big from 'big.js';
+import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from './locations-tariffs.ts';
+import type { ChargingPeriod } from './sessions.ts';
+
+export type TariffDimension = OcpiPriceComponent['type'];
+export type ReservationKind = 'RESERVATION' | 'RESERVATION_EXPIRES';
+
+export interface Price {
+  excl_vat: number;
+  incl_vat: number;
+}
+
+/** A Price as exact decimal strings with the currency's minor-unit decimals ("12.40"; "1240" for ISK). */
+export interface ExactPrice {
+  excl_vat: string;
+  incl_vat: string;
+}
+
+/** An amount before rounding: exact, except that values that do not end within 20 decimals are cut there. */
+export interface UnroundedPrice {
+  excl_vat: Big;
+  incl_vat: Big;
+}
+
+/** What is known at an instant of a session; tariff restrictions are evaluated against it. */
+export interface PricingContext {
+  at: Date;
+  /** The location's IANA time zone. */
+  timeZone: string;
+  /** Energy charged before this instant, kWh. */
+  kwh: number;
+  /** Seconds since the session started. */
+  durationS: number;
+  /** Charging power, kW (0 when not charging). */
+  powerKw: number;
+  /** Charging current summed over the phases, A (0 when not charging). */
+  currentA: number;
+  /**
+   * Set while pricing reservation time: then only elements with a `reservation`
+   * restriction apply (RESERVATION_EXPIRES: those of either kind). Absent, they never apply.
+   */
+  reservation?: ReservationKind;
+}
+
+interface Costs<P, V> {
+  total_cost: P;
+  total_fixed_cost?: P;
+  total_energy: V;
+  total_energy_cost?: P;
+  /** Hours from start to end. */
+  total_time: V;
+  total_time_cost?: P;
+  total_parking_time: V;
+  total_parking_cost?: P;
+  total_reservation_cost?: P;
+}
+
+/** The costs as OCPI numbers (CDR and Session fields), rounded to the currency's minor unit. */
+export type SessionCosts = Costs<Price, number>;
+/** The same breakdown as exact decimal strings: money with the currency's decimals, energy with 3, hours with 6. */
+export type ExactSessionCosts = Costs<ExactPrice, string>;
+/** The same breakdown before any rounding (total_energy, total_time and total_parking_time in kWh and hours). */
+export type UnroundedSessionCosts = Costs<UnroundedPrice, Big>;
+
+const ZERO = new Big(0);
+const HOUR_S = 3600;
+const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
+const SHORT_WEEKDAYS: Record<string, (typeof WEEKDAYS)[number]> = {
+  Mon: 'MONDAY',
+  Tue: 'TUESDAY',
+  Wed: 'WEDNESDAY',
+  Thu: 'THURSDAY',
+  Fri: 'FRIDAY',
+  Sat: 'SATURDAY',
+  Sun: 'SUNDAY',
+};
+const CURRENCY_DECIMALS: Record<string, number> = { ISK: 0, JPY: 0 };
+
+const dec = (n: number | string): Big => new Big(typeof n === 'number' ? String(n) : n);
+
+// ---------------------------------------------------------------------------
+// Local time
+
+interface LocalTime {
+  date: string;
+  /** Seconds since local midnight. */
+  seconds: number;
+  weekday: (typeof WEEKDAYS)[number];
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+export function localTime(at: Date, timeZone: string): LocalTime {
+  let format = formatters.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      weekday: 'short',
+    });
+    formatters.set(timeZone, format);
+  }
+  const parts: Record<string, string> = {};
+  for (const part of format.formatToParts(at)) parts[part.type] = part.value;
+  return {
+    date: `${parts.year}-${parts.month}-${parts.day}`,
+    seconds: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second),
+    weekday: SHORT_WEEKDAYS[parts.weekday as string] ?? 'MONDAY',
+  };
+}
+
+const clockSeconds = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 3600 + Number(hhmm.slice(3, 5)) * 60;
+
+// ---------------------------------------------------------------------------
+// Restrictions and applicable components
+
+/** Whether an element with this `reservation` restriction may apply in a context that prices `pricing` (undefined: not a reservation). */
+function reservationApplies(restriction: string | undefined, pricing: ReservationKind | undefined): boolean {
+  if (pricing === undefined) return restriction === undefined;
+  if (pricing === 'RESERVATION') return restriction === 'RESERVATION';
+  return restriction === 'RESERVATION' || restriction === 'RESERVATION_EXPIRES';
+}
+
+export function restrictionsMatch(r: OcpiTariffRestrictions | undefined, ctx: PricingContext): boolean {
+  if (!reservationApplies(r?.reservation, ctx.reservation)) return false;
+  if (!r) return true;
+  const needsLocal = r.start_time !== undefined || r.end_time !== undefined || r.start_date !== undefined || r.end_date !== undefined || r.day_of_week?.length;
+  if (needsLocal) {
+    const local = localTime(ctx.at, ctx.timeZone);
+    if (r.start_time !== undefined || r.end_time !== undefined) {
+      const start = r.start_time === undefined ? 0 : clockSeconds(r.start_time);
+      let end = r.end_time === undefined ? 86_400 : clockSeconds(r.end_time);
+      if (end === 0) end = 86_400;
+      const inside = start <= end ? local.seconds >= start && local.seconds < end : local.seconds >= start || local.seconds < end;
+      if (!inside) return false;
+    }
+    if (r.start_date !== undefined && local.date < r.start_date) return false;
+    if (r.end_date !== undefined && local.date >= r.end_date) return false;
+    if (r.day_of_week?.length && !r.day_of_week.includes(local.weekday)) return false;
+  }
+  if (r.min_kwh !== undefined && ctx.kwh < r.min_kwh) return false;
+  if (r.max_kwh !== undefined && ctx.kwh >= r.max_kwh) return false;
+  if (r.min_duration !== undefined && ctx.durationS < r.min_duration) return false;
+  if (r.max_duration !== undefined && ctx.durationS >= r.max_duration) return false;
+  if (r.min_power !== undefined && ctx.powerKw < r.min_power) return false;
+  if (r.max_power !== undefined && ctx.powerKw >= r.max_power) return false;
+  if (r.min_current !== undefined && ctx.currentA < r.min_current) return false;
+  if (r.max_current !== undefined && ctx.currentA >= r.max_current) return false;
+  return true;
+}
+
+export interface ApplicableComponent {
+  component: OcpiPriceComponent;
+  element: number;
+}
+
+function firstApplicable(tariff: OcpiTariff, dimension: TariffDimension, ctx: PricingContext, only?: ReservationKind): ApplicableComponent | undefined {
+  for (let element = 0; element < tariff.elements.length; element++) {
+    const el = tariff.elements[element] as OcpiTariff['elements'][number];
+    if (only !== undefined && el.restrictions?.reservation !== only) continue;
+    const component = el.price_components.find((c) => c.type === dimension);
+    if (component && restrictionsMatch(el.restrictions, ctx)) return { component, element };
+  }
+  return undefined;
+}
+
+/**
+ * The component of `dimension` that applies in this context: the first element with one whose restrictions match
+ * (for an expired reservation, RESERVATION_EXPIRES elements before RESERVATION ones).
+ */
+export function applicableComponent(tariff: OcpiTariff, dimension: TariffDimension, ctx: PricingContext): ApplicableComponent | undefined {
+  if (ctx.reservation === 'RESERVATION_EXPIRES') {
+    return firstApplicable(tariff, dimension, ctx, 'RESERVATION_EXPIRES') ?? firstApplicable(tariff, dimension, ctx, 'RESERVATION');
+  }
+  return firstApplicable(tariff, dimension, ctx);
+}
+
+/**
+ * Which elements apply to energy and time right now: the simulation starts a
+ * new charging period whenever this changes, so each period has one price.
+ */
+export function pricingSignature(tariff: OcpiTariff, ctx: PricingContext, charging: boolean): string {
+  const energy = applicableComponent(tariff, 'ENERGY', ctx)?.element ?? -1;
+  const time = applicableComponent(tariff, charging ? 'TIME' : 'PARKING_TIME', ctx)?.element ?? -1;
+  const flat = applicableComponent(tariff, 'FLAT', ctx)?.element ?? -1;
+  return `${energy}/${time}/${flat}`;
+}
+
+/** Session durations (s) and energies (kWh) at which some element starts or stops applying. */
+export function tariffThresholds(tariff: OcpiTariff): { durationsS: number[]; kwh: number[] } {
+  const durations = new Set<number>();
+  const kwh = new Set<number>();
+  for (const el of tariff.elements) {
+    const r = el.restrictions;
+    if (!r) continue;
+    if (r.min_duration !== undefined) durations.add(r.min_duration);
+    if (r.max_duration !== undefined) durations.add(r.max_duration);
+    if (r.min_kwh !== undefined) kwh.add(r.min_kwh);
+    if (r.max_kwh !== undefined) kwh.add(r.max_kwh);
+  }
+  return { durationsS: [...durations].sort((a, b) => a - b), kwh: [...kwh].sort((a, b) => a - b) };
+}
+
+/** Whether a tariff is valid at an instant (start_date_time inclusive, end_date_time exclusive). */
+export function tariffValidAt(tariff: OcpiTariff, at: Date): boolean {
+  if (tariff.start_date_time && Date.parse(tariff.start_date_time) > at.getTime()) return false;
+  if (tariff.end_date_time && Date.parse(tariff.end_date_time) <= at.getTime()) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Money
+
+export function currencyDecimals(currency: string): number {
+  return CURRENCY_DECIMALS[currency] ?? 2;
+}
+
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** An exact decimal string in integer minor units of `currency`: toMinorUnits("12.40", "EUR") === 1240. Throws on finer amounts. */
+export function toMinorUnits(amount: string, currency: string): number {
+  if (!DECIMAL.test(amount)) throw new RangeError(`not a decimal amount: ${JSON.stringify(amount)}`);
+  const minor = new Big(amount).times(new Big(10).pow(currencyDecimals(currency)));
+  if (!minor.eq(minor.round(0, Big.roundDown))) throw new RangeError(`${amount} ${currency} is not a whole number of minor units`);
+  const n = Number(minor.toFixed(0));
+  if (!Number.isSafeInteger(n)) throw new RangeError(`${amount} ${currency} is too large`);
+  return n === 0 ? 0 : n;
+}
+
+/** Integer minor units of `currency` as an exact decimal string: fromMinorUnits(1240, "EUR") === "12.40". */
+export function fromMinorUnits(minor: number, currency: string): string {
+  if (!Number.isSafeInteger(minor)) throw new RangeError(`not a whole number of minor units: ${minor}`);
+  const decimals = currencyDecimals(currency);
+  return new Big(minor).div(new Big(10).pow(decimals)).toFixed(decimals);
+}
+
+/** Exact half-up rounding of `scaled / 3600` to `decimals` (no division before the rounding). */
+function roundScaled(scaled: Big, decimals: number): Big {
+  const units = scaled.times(new Big(10).pow(decimals));
+  const rest = units.mod(HOUR_S);
+  let whole = units.minus(rest).div(HOUR_S);
+  if (rest.abs().times(2).gte(HOUR_S)) whole = rest.gt(0) ? whole.plus(1) : whole.minus(1);
+  const result = whole.div(new Big(10).pow(decimals));
+  return result.eq(0) ? ZERO : result;
+}
+
+// ---------------------------------------------------------------------------
+// Session cost
+
+/** Amounts multiplied by 3600 (currency x seconds per hour), so time prices stay exact. */
+interface Part {
+  excl: Big;
+  incl: Big;
+  used: boolean;
+}
+
+const newPart = (): Part => ({ excl: ZERO, incl: ZERO, used: false });
+
+function bill(part: Part, scaledExcl: Big, component: OcpiPriceComponent): void {
+  part.used = true;
+  part.excl = part.excl.plus(scaledExcl);
+  part.incl = part.incl.plus(component.vat === undefined ? scaledExcl : scaledExcl.times(dec(component.vat).plus(100)).div(100));
+}
+
+function volume(period: ChargingPeriod, type: string): Big | undefined {
+  const dim = period.dimensions.find((d) => d.type === type);
+  return dim === undefined ? undefined : dec(dim.volume);
+}
+
+const has = (period: ChargingPeriod, type: string): boolean => period.dimensions.some((d) => d.type === type);
+
+/** Reservation time: RESERVATION_TIME without any of TIME, PARKING_TIME and ENERGY. */
+const isReservation = (period: ChargingPeriod): boolean =>
+  has(period, 'RESERVATION_TIME') && !has(period, 'TIME') && !has(period, 'PARKING_TIME') && !has(period, 'ENERGY');
+
+/** Ceil(value / step) * step - value, for value >= 0 and step > 0 (exact). */
+function stepRemainder(value: Big, step: number): Big {
+  if (step <= 0 || value.lte(0)) return ZERO;
+  const rest = value.mod(step);
+  return rest.eq(0) ? ZERO : dec(step).minus(rest);
+}
+
+export interface SessionToPrice {
+  tariff: OcpiTariff | undefined;
+  currency: string;
+  timeZone: string;
+  start: Date;
+  end: Date;
+  periods: readonly ChargingPeriod[];
+  /** Whether the session's reservation expired without charging; default: it has reservation periods only. */
+  reservationExpired?: boolean;
+}
+
+interface Scaled {
+  decimals: number;
+  total: { excl: Big; incl: Big };
+  parts: { fixed: Part; energy: Part; time: Part; parking: Part; reservation: Part };
+  totalEnergy: Big;
+  /** Milliseconds. */
+  totalTimeMs: number;
+  totalParkingS: Big;
+}
+
+function computeCosts(input: SessionToPrice): Scaled {
+  const { tariff, timeZone } = input;
+  const fixed = newPart();
+  const energyPart = newPart();
+  const timePart = newPart();
+  const parkingPart = newPart();
+  const reservationPart = newPart();
+  let totalEnergy = ZERO;
+  let totalParkingS = ZERO;
+  let billedEnergy = ZERO;
+  const billedSeconds = { TIME: ZERO, PARKING_TIME: ZERO };
+  let reservedS = ZERO;
+  let lastEnergy: OcpiPriceComponent | undefined;
+  let lastTime: { dimension: 'TIME' | 'PARKING_TIME'; component: OcpiPriceComponent } | undefined;
+  let lastReservation: OcpiPriceComponent | undefined;
+  let flatBilled = false;
+  let reservationFlatBilled = false;
+  const endMs = input.end.getTime();
+  const reservation = input.periods.map(isReservation);
+  const expired = input.reservationExpired ?? (input.periods.length > 0 && reservation.every(Boolean));
+  // Durations (min/max_duration) count from the session's start, or from its first period after a reservation.
+  const firstSession = input.periods.findIndex((_, i) => !reservation[i]);
+  const sessionStartMs = firstSession > 0 ? Date.parse((input.periods[firstSession] as ChargingPeriod).start_date_time) : input.start.getTime();
+
+  input.periods.forEach((period, i) => {
+    const startMs = Date.parse(period.start_date_time);
+    const next = input.periods[i + 1];
+    const periodEndMs = next ? Date.parse(next.start_date_time) : endMs;
+    const durationS = dec(Math.max(0, periodEndMs - startMs)).div(1000);
+
+    if (reservation[i]) {
+      if (!tariff) return;
+      const ctx: PricingContext = {
+        at: new Date(startMs),
+        timeZone,
+        kwh: 0,
+        durationS: (startMs - input.start.getTime()) / 1000,
+        powerKw: 0,
+        currentA: 0,
+        reservation: expired ? 'RESERVATION_EXPIRES' : 'RESERVATION',
+      };
+      const c = applicableComponent(tariff, 'TIME', ctx)?.component;
+      if (c && durationS.gt(0)) {
+        bill(reservationPart, durationS.times(dec(c.price)), c);
+        reservedS = reservedS.plus(durationS);
+        lastReservation = c;
+      }
+      if (!reservationFlatBilled) {
+        const flat = applicableComponent(tariff, 'FLAT', ctx)?.component;
+        if (flat) {
+          bill(reservationPart, dec(flat.price).times(HOUR_S), flat);
+          reservationFlatBilled = true;
+        }
+      }
+      return;
+    }
+
+    const energy = volume(period, 'ENERGY') ?? ZERO;
+    const timeVolume = volume(period, 'TIME');
+    const parkingVolume = volume(period, 'PARKING_TIME');
+    let chargingS: Big;
+    let parkingS: Big;
+    if (timeVolume !== undefined && parkingVolume !== undefined) {
+      chargingS = timeVolume.times(HOUR_S);
+      parkingS = parkingVolume.times(HOUR_S);
+    } else if (parkingVolume !== undefined) {
+      chargingS = ZERO;
+      parkingS = durationS;
+    } else {
+      chargingS = durationS;
+      parkingS = ZERO;
+    }
+    // Full double precision: max_power applies while the power is below the bound, however little.
+    const powerKw = chargingS.gt(0) ? Number(energy.times(HOUR_S).div(chargingS).toString()) : 0;
+    const current = volume(period, 'CURRENT') ?? volume(period, 'MAX_CURRENT') ?? volume(period, 'MIN_CURRENT');
+    const ctx: PricingContext = {
+      at: new Date(startMs),
+      timeZone,
+      kwh: Number(totalEnergy.toString()),
+      durationS: (startMs - sessionStartMs) / 1000,
+      powerKw,
+      currentA: chargingS.gt(0) && current ? Number(current.toString()) : 0,
+    };
+    totalEnergy = totalEnergy.plus(energy);
+    totalParkingS = totalParkingS.plus(parkingS);
+    if (!tariff) return;
+
+    const energyComponent = applicableComponent(tariff, 'ENERGY', ctx)?.component;
+    if (energyComponent) {
+      bill(energyPart, energy.times(dec(energyComponent.price)).times(HOUR_S), energyComponent);
+      if (energy.gt(0)) {
+        billedEnergy = billedEnergy.plus(energy);
+        lastEnergy = energyComponent;
+      }
+    }
+    if (chargingS.gt(0)) {
+      const c = applicableComponent(tariff, 'TIME', ctx)?.component;
+      if (c) {
+        bill(timePart, chargingS.times(dec(c.price)), c);
+        billedSeconds.TIME = billedSeconds.TIME.plus(chargingS);
+        lastTime = { dimension: 'TIME', component: c };
+      }
+    }
+    if (parkingS.gt(0)) {
+      const c = applicableComponent(tariff, 'PARKING_TIME', ctx)?.component;
+      if (c) {
+        bill(parkingPart, parkingS.times(dec(c.price)), c);
+        billedSeconds.PARKING_TIME = billedSeconds.PARKING_TIME.plus(parkingS);
+        lastTime = { dimension: 'PARKING_TIME', component: c };
+      }
+    }
+    if (!flatBilled) {
+      const c = applicableComponent(tariff, 'FLAT', ctx)?.component;
+      if (c) {
+        bill(fixed, dec(c.price).times(HOUR_S), c);
+        flatBilled = true;
+      }
+    }
+  });
+
+  if (lastEnergy) {
+    const extraWh = stepRemainder(billedEnergy.times(1000), lastEnergy.step_size);
+    // Wh x price / 1000 x 3600.
+    if (extraWh.gt(0)) bill(energyPart, extraWh.times(dec(lastEnergy.price)).times('3.6'), lastEnergy);
+  }
+  if (lastTime) {
+    const extraS = stepRemainder(billedSeconds[lastTime.dimension], lastTime.component.step_size);
+    if (extraS.gt(0)) bill(lastTime.dimension === 'TIME' ? timePart : parkingPart, extraS.times(dec(lastTime.component.price)), lastTime.component);
+  }
+  if (lastReservation) {
+    const extraS = stepRemainder(reservedS, lastReservation.step_size);
+    if (extraS.gt(0)) bill(reservationPart, extraS.times(dec(lastReservation.price)), lastReservation);
+  }
+
+  const parts = { fixed, energy: energyPart, time: timePart, parking: parkingPart, reservation: reservationPart };
+  let excl = Object.values(parts).reduce((sum, p) => sum.plus(p.excl), ZERO);
+  let incl = Object.values(parts).reduce((sum, p) => sum.plus(p.incl), ZERO);
+  const rawExcl = excl;
+  const rawIncl = incl;
+  /** A bound incl. VAT: given, or the bound excl. VAT x the session's VAT ratio. */
+  const inclBound = (boundExcl: Big, given: number | undefined): Big =>
+    given !== undefined ? dec(given).times(HOUR_S) : rawExcl.gt(0) ? boundExcl.times(rawIncl).div(rawExcl) : boundExcl;
+  if (tariff?.min_price) {
+    const minExcl = dec(tariff.min_price.excl_vat).times(HOUR_S);
+    const minIncl = inclBound(minExcl, tariff.min_price.incl_vat);
+    if (excl.lt(minExcl)) excl = minExcl;
+    if (incl.lt(minIncl)) incl = minIncl;
+  }
+  if (tariff?.max_price) {
+    const maxExcl = dec(tariff.max_price.excl_vat).times(HOUR_S);
+    const maxIncl = inclBound(maxExcl, tariff.max_price.incl_vat);
+    if (excl.gt(maxExcl)) excl = maxExcl;
+    if (incl.gt(maxIncl)) incl = maxIncl;
+  }
+  return {
+    decimals: currencyDecimals(input.currency),
+    total: { excl, incl },
+    parts,
+    totalEnergy,
+    totalTimeMs: Math.max(0, endMs - input.start.getTime()),
+    totalParkingS,
+  };
+}
+
+function breakdown<M, V>(
+  scaled: Scaled,
+  money: (scaledAmount: Big, decimals: number) => M,
+  quantity: (value: Big, decimals: number) => V,
+): Costs<{ excl_vat: M; incl_vat: M }, V> {
+  const { decimals, parts } = scaled;
+  const price = (excl: Big, incl: Big) => ({ excl_vat: money(excl, decimals), incl_vat: money(incl, decimals) });
+  const costs: Costs<{ excl_vat: M; incl_vat: M }, V> = {
+    total_cost: price(scaled.total.excl, scaled.total.incl),
+    total_energy: quantity(scaled.totalEnergy, 3),
+    total_time: quantity(dec(scaled.totalTimeMs).div(3_600_000), 6),
+    total_parking_time: quantity(scaled.totalParkingS.div(HOUR_S), 6),
+  };
+  if (parts.fixed.used) costs.total_fixed_cost = price(parts.fixed.excl, parts.fixed.incl);
+  if (parts.energy.used) costs.total_energy_cost = price(parts.energy.excl, parts.energy.incl);
+  if (parts.time.used) costs.total_time_cost = price(parts.time.excl, parts.time.incl);
+  if (parts.parking.used) costs.total_parking_cost = price(parts.parking.excl, parts.parking.incl);
+  if (parts.reservation.used) costs.total_reservation_cost = price(parts.reservation.excl, parts.reservation.incl);
+  return costs;
+}
+
+/** The session's costs as OCPI JSON numbers (the sandbox CPO's CDRs and Sessions). */
+export function priceSession(input: SessionToPrice): SessionCosts {
+  return breakdown<number, number>(
+    computeCosts(input),
+    (amount, decimals) => Number(roundScaled(amount, decimals).toFixed(decimals)),
+    (value, decimals) => Number(value.toFixed(decimals)),
+  );
+}
+
+/** The same costs as exact decimal strings (the eMSP's API): money with the currency's decimals, never through a binary float. */
+export function priceSessionExact(input: SessionToPrice): ExactSessionCosts {
+  return breakdown<string, string>(
+    computeCosts(input),
+    (amount, decimals) => roundScaled(amount, decimals).toFixed(decimals),
+    (value, decimals) => value.toFixed(decimals),
+  );
+}
+
+/** The same costs before rounding, as big.js values (quotients that do not end within 20 decimals are cut there). */
+export function priceSessionUnrounded(input: SessionToPrice): UnroundedSessionCosts {
+  return breakdown<Big, Big>(
+    computeCosts(input),
+    (amount) => amount.div(HOUR_S),
+    (value) => value,
+  );
+}
