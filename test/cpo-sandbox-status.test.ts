@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { OcpiEvse, OcpiLocation } from '../src/ocpi/locations-tariffs.ts';
+import { localTime, priceSession } from '../src/ocpi/pricing.ts';
 import type { Session } from '../src/ocpi/sessions.ts';
 import { manualClock, systemClock } from '../src/platform/clock.ts';
 import type { Database } from '../src/platform/db.ts';
 import { type CpoSandbox, createCpoSandbox, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
-import { localTime, priceSession } from '../src/ocpi/pricing.ts';
 import { appToken, dataOf, type EmspPeer, startEmspPeer, waitFor } from './cpo-sandbox-support.ts';
 import { createTestDatabase } from './helpers.ts';
 

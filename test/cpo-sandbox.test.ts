@@ -9,12 +9,12 @@ import Big from 'big.js';
 import type { Cdr } from '../src/ocpi/cdrs.ts';
 import { OcpiTransportError, ocpiPages } from '../src/ocpi/client.ts';
 import type { OcpiLocation, OcpiTariff } from '../src/ocpi/locations-tariffs.ts';
+import { priceSession } from '../src/ocpi/pricing.ts';
 import type { Session } from '../src/ocpi/sessions.ts';
 import { authorizationHeader } from '../src/ocpi/transport.ts';
 import { parseCommandResponse, parseConnector, parseEvse, parseLocation, parseSession, parseTariff } from '../src/ocpi/validate.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox, type Scenario, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
-import { priceSession } from '../src/ocpi/pricing.ts';
 import { appToken, dataOf, type EmspPeer, selfSignedCertificate, startEmspPeer, waitFor } from './cpo-sandbox-support.ts';
 import { createTestDatabase } from './helpers.ts';
 

@@ -20,10 +20,9 @@ CREATE TABLE charging_sessions (
   evse_uid text NOT NULL,
   connector_id text,
   status text NOT NULL CHECK (status IN ('pending', 'active', 'stopping', 'completed', 'failed')),
-  -- created: checks passed, nothing asked yet; holding: the hold is being placed;
-  -- held: the hold is authorized; commanding: START_SESSION is on its way;
+  -- holding: checks passed, the hold is being placed; held: the hold is authorized; commanding: START_SESSION is on its way;
   -- accepted: the CPO accepted it (the start answered 201); ended: failed or completed.
-  start_step text NOT NULL CHECK (start_step IN ('created', 'holding', 'held', 'commanding', 'accepted', 'ended')),
+  start_step text NOT NULL CHECK (start_step IN ('holding', 'held', 'commanding', 'accepted', 'ended')),
   failure_reason text,
   -- The hold this session uses: normally its own (session:<id>); an authenticated hold of an earlier attempt may be adopted.
   hold_reference text NOT NULL,

@@ -4,7 +4,7 @@ import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
 import type { Queryable } from '../../platform/db.ts';
 
 export type SessionStatus = 'pending' | 'active' | 'stopping' | 'completed' | 'failed';
-export type StartStep = 'created' | 'holding' | 'held' | 'commanding' | 'accepted' | 'ended';
+export type StartStep = 'holding' | 'held' | 'commanding' | 'accepted' | 'ended';
 export const UNFINISHED: readonly SessionStatus[] = ['pending', 'active', 'stopping'];
 
 export interface StationInfo {
@@ -110,7 +110,7 @@ export async function insertSession(db: Queryable, s: NewSession): Promise<Sessi
     `INSERT INTO charging_sessions (id, client_id, user_id, payment_method_id, evse_id, station_id, country_code, party_id, location_id,
        evse_uid, connector_id, status, start_step, hold_reference, pre_authorization_amount, currency, tariff, tariff_is_fallback,
        time_zone, starting_fee, station_info, is_partner, logo_url, user_facing_session_prices, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', 'created', $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', 'holding', $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23)
      ON CONFLICT (user_id, evse_id) WHERE status IN ('pending', 'active', 'stopping') DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -255,7 +255,7 @@ export async function countUnfinished(db: Queryable, clientId: string, userId: s
 export async function stalledStarts(db: Queryable, before: Date, limit: number): Promise<SessionRow[]> {
   const { rows } = await db.query<SessionRow>(
     `SELECT ${COLUMNS} FROM charging_sessions
-      WHERE status = 'pending' AND start_step IN ('created', 'holding', 'held', 'commanding') AND updated_at < $1
+      WHERE status = 'pending' AND start_step IN ('holding', 'held', 'commanding') AND updated_at < $1
       ORDER BY updated_at LIMIT $2`,
     [before, limit],
   );

@@ -260,7 +260,10 @@ export function invoiceDocumentRoutes(deps: { invoicing: Invoicing }) {
           tags: ['Invoices'],
           params: Type.Object({ invoice_id: Type.String() }),
           querystring: Type.Object({ expires: Type.String({ maxLength: 20 }), signature: Type.String({ maxLength: 100 }) }),
-          response: withErrors({ 200: Type.Unsafe({ description: 'The PDF.', content: { 'application/pdf': {} } }) }, [400, 404]),
+          response: withErrors(
+            { 200: Type.Unsafe({ description: 'The PDF.', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } }) },
+            [400, 404],
+          ),
         },
       },
       async (request, reply) => {

@@ -26,7 +26,7 @@ import { randomUUID } from 'node:crypto';
 import Big from 'big.js';
 import type { CDR } from '../../ocpi/cdrs.ts';
 import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
-import { priceSession, tariffValidAt } from '../../ocpi/pricing.ts';
+import { localTime, priceSession, tariffValidAt } from '../../ocpi/pricing.ts';
 import type { Session as OcpiSession } from '../../ocpi/sessions.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
@@ -37,12 +37,11 @@ import type { Commands } from '../ocpi/commands.ts';
 import type { OcpiToken } from '../ocpi/tokens.ts';
 import type { Hold, PaymentsService } from '../payments/service.ts';
 import type { Catalogue, PricingConfig } from '../stations/catalogue.ts';
+import { pricingFor } from '../stations/catalogue.ts';
 import type { Ingestion } from '../stations/ingest.ts';
 import type { PriceGroup, PriceItem, PriceSchedule } from '../stations/price-groups.ts';
-import { localTime } from '../../ocpi/pricing.ts';
-import { pricingFor } from '../stations/catalogue.ts';
-import { missingBillingFields } from '../users/service.ts';
 import type { BillingDetailsView } from '../users/schemas.ts';
+import { missingBillingFields } from '../users/service.ts';
 import * as repo from './repository.ts';
 
 export const CHARGING_QUEUES = {
@@ -191,7 +190,11 @@ export function userFacingPrices(group: PriceGroup, at: Date, timeZone: string):
 }
 
 /** The operator's fallback price as an OCPI tariff, so that one engine prices every session. */
-export function fallbackTariff(party: { country_code: string; party_id: string }, fallback: { currency: string; kwhPrice: string; vat: string }, at: Date): OcpiTariff {
+export function fallbackTariff(
+  party: { country_code: string; party_id: string },
+  fallback: { currency: string; kwhPrice: string; vat: string },
+  at: Date,
+): OcpiTariff {
   return {
     country_code: party.country_code,
     party_id: party.party_id,
@@ -338,11 +341,26 @@ export function createCharging(deps: ChargingDeps) {
     return rows[0];
   }
 
+  async function requireMethod(clientId: string, userId: string, paymentMethodId: string): Promise<void> {
+    try {
+      await db.transaction((tx) => deps.payments.getPaymentMethod(tx, clientId, userId, paymentMethodId));
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'not_found') {
+        // The user was checked by the route's caller chain only here: an unknown user stays "not found".
+        await deps.users.requireUser(db, clientId, userId);
+        throw new AppError('payment_method_error', 'payment_method_id: not a payment method of this user.', {
+          errors: [{ field: 'payment_method_id', message: 'not a payment method of this user' }],
+        });
+      }
+      throw error;
+    }
+  }
+
   /** Step 1: checks, then the session row (or already_charging). */
   async function begin(clientId: string, userId: string, body: { payment_method_id: string; evse_id: string }) {
     // Cheap refusals first, without locks; they are checked again under the user's lock.
     const target = await resolveEvse(body.evse_id);
-    return db.transaction(async (tx) => {
+    const begun = await db.transaction(async (tx) => {
       // The user's row lock serializes this user's starts (and their deletion).
       await deps.users.requireUser(tx, clientId, userId, { forUpdate: true });
       const missing = missingBillingFields(await deps.users.getBillingDetails(tx, clientId, userId));
@@ -353,16 +371,6 @@ export function createCharging(deps: ChargingDeps) {
       }
       if (await deps.hasUnpaidDebt(tx, clientId, userId)) {
         throw new AppError('payment_error', 'The user has an unpaid charging debt; it must be paid before charging again (GET .../charging/debts/).');
-      }
-      try {
-        await deps.payments.getPaymentMethod(tx, clientId, userId, body.payment_method_id);
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'not_found') {
-          throw new AppError('payment_method_error', 'payment_method_id: not a payment method of this user.', {
-            errors: [{ field: 'payment_method_id', message: 'not a payment method of this user' }],
-          });
-        }
-        throw error;
       }
       const id = randomUUID();
       const adopted = await adoptableHold(tx, clientId, userId, body.payment_method_id, target.amount, target.currency);
@@ -409,6 +417,16 @@ export function createCharging(deps: ChargingDeps) {
       if (adopted) return { row: (await repo.updateSession(tx, row.id, { adopted_hold_of: adopted.id }, now)) as repo.SessionRow, adopted: true };
       return { row, adopted: false };
     });
+    // The payment method may have to be read from the processor (one whose webhook has not arrived yet), so it is
+    // checked outside the transaction above, which concurrent starts of this user wait on. Not the user's: the row,
+    // which nothing has acted on yet, is removed.
+    try {
+      await requireMethod(clientId, userId, body.payment_method_id);
+    } catch (error) {
+      await db.query("DELETE FROM charging_sessions WHERE id = $1 AND start_step = 'holding'", [begun.row.id]);
+      throw error;
+    }
+    return begun;
   }
 
   /** Step 2: the hold. Answers the refusal (402) after the session is failed. */
@@ -437,13 +455,20 @@ export function createCharging(deps: ChargingDeps) {
     if (placed.status === 'requires_action' && placed.clientSecret) {
       // The customer authenticates this hold; the next start of this user (same method) takes it over.
       await fail(db, row.id, FAILURES.authenticationRequired, { release: false });
-      throw new AppError('pre_authorization_failed', 'The bank asks the customer to authenticate the pre-authorization; confirm it with payment_intent_client_secret, then start again.', {
-        paymentIntentClientSecret: placed.clientSecret,
-      });
+      throw new AppError(
+        'pre_authorization_failed',
+        'The bank asks the customer to authenticate the pre-authorization; confirm it with payment_intent_client_secret, then start again.',
+        {
+          paymentIntentClientSecret: placed.clientSecret,
+        },
+      );
     }
     await fail(db, row.id, FAILURES.holdDeclined);
     const reason = placed.failureMessage ?? placed.failureCode ?? placed.status;
-    throw new AppError('pre_authorization_failed', `The pre-authorization of ${fromMinorUnits(row.pre_authorization_amount, row.currency)} ${row.currency} failed: ${reason}.`);
+    throw new AppError(
+      'pre_authorization_failed',
+      `The pre-authorization of ${fromMinorUnits(row.pre_authorization_amount, row.currency)} ${row.currency} failed: ${reason}.`,
+    );
   }
 
   /** Step 3: START_SESSION. */
@@ -468,7 +493,10 @@ export function createCharging(deps: ChargingDeps) {
       const deadline = new Date(now.getTime() + Math.max(config.startTimeoutMs, outcome.timeoutSeconds * 1000));
       const accepted = await db.transaction(async (tx) => {
         // Only the step: the CPO's Session may already have made it active.
-        const updated = await repo.updateSession(tx, row.id, { start_step: 'accepted', accepted_at: now, start_deadline: deadline }, now, ['pending', 'active']);
+        const updated = await repo.updateSession(tx, row.id, { start_step: 'accepted', accepted_at: now, start_deadline: deadline }, now, [
+          'pending',
+          'active',
+        ]);
         await enqueue(tx, { queue: CHARGING_QUEUES.startDeadline, payload: { session_id: row.id }, key: row.id, runAt: deadline }, now);
         return updated;
       });
@@ -476,7 +504,10 @@ export function createCharging(deps: ChargingDeps) {
     }
     const reason = outcome.outcome === 'rejected' ? FAILURES.rejected : FAILURES.unreachable;
     await fail(db, row.id, reason);
-    log?.warn({ session_id: row.id, outcome: outcome.outcome, detail: outcome.outcome === 'rejected' ? outcome.result : outcome.reason }, 'START_SESSION not accepted');
+    log?.warn(
+      { session_id: row.id, outcome: outcome.outcome, detail: outcome.outcome === 'rejected' ? outcome.result : outcome.reason },
+      'START_SESSION not accepted',
+    );
     const detail =
       outcome.outcome === 'rejected'
         ? `The operator refused to start charging (${outcome.result}${outcome.message ? `: ${outcome.message}` : ''}); the pre-authorization is released.`
@@ -485,7 +516,10 @@ export function createCharging(deps: ChargingDeps) {
   }
 
   /** The session a CPO message is about: ours by authorization_reference (our id), else by the CPO's session id. */
-  async function sessionOf(tx: Queryable, message: { country_code: string; party_id: string; authorization_reference?: string; session_id?: string; id?: string }) {
+  async function sessionOf(
+    tx: Queryable,
+    message: { country_code: string; party_id: string; authorization_reference?: string; session_id?: string; id?: string },
+  ) {
     const ref = message.authorization_reference;
     if (ref && UUID.test(ref)) {
       const row = await repo.findSession(tx, ref.toLowerCase(), { forUpdate: true });
@@ -493,7 +527,11 @@ export function createCharging(deps: ChargingDeps) {
     }
     const sessionId = message.session_id ?? message.id;
     if (!sessionId) return undefined;
-    return repo.findByOcpiSession(tx, { country_code: message.country_code.toUpperCase(), party_id: message.party_id.toUpperCase(), id: sessionId }, { forUpdate: true });
+    return repo.findByOcpiSession(
+      tx,
+      { country_code: message.country_code.toUpperCase(), party_id: message.party_id.toUpperCase(), id: sessionId },
+      { forUpdate: true },
+    );
   }
 
   return {
@@ -673,7 +711,7 @@ export function createCharging(deps: ChargingDeps) {
     /** Releases a session's hold (idempotent); a hold another attempt took over, or a completed session's, is left alone. */
     async releaseHold(sessionId: string): Promise<void> {
       const row = await repo.findSession(db, sessionId);
-      if (!row || row.status !== 'failed') return;
+      if (row?.status !== 'failed') return;
       const { rows } = await db.query('SELECT 1 FROM charging_sessions WHERE adopted_hold_of = $1', [row.id]);
       if (rows.length > 0) return;
       if (row.adopted_hold_of === null && row.hold_reference !== `session:${row.id}`) return;
@@ -689,7 +727,7 @@ export function createCharging(deps: ChargingDeps) {
     async startDeadline(sessionId: string): Promise<void> {
       await db.transaction(async (tx) => {
         const row = await repo.findSession(tx, sessionId, { forUpdate: true });
-        if (!row || row.status !== 'pending' || row.ocpi_session_id) return;
+        if (row?.status !== 'pending' || row.ocpi_session_id) return;
         if (row.start_deadline && row.start_deadline > clock.now()) return;
         await fail(tx, row.id, FAILURES.noSession);
         log?.warn({ session_id: row.id }, 'no session reported by the CPO within the start timeout');
@@ -699,7 +737,7 @@ export function createCharging(deps: ChargingDeps) {
     /** STOP_SESSION for a session we gave up on that the CPO runs anyway; retried until accepted. */
     async stopOrphan(sessionId: string): Promise<void> {
       const row = await repo.findSession(db, sessionId);
-      if (!row || row.status !== 'failed' || !row.ocpi_session_id) return;
+      if (row?.status !== 'failed' || !row.ocpi_session_id) return;
       const outcome = await deps.commands.stopSession({ country_code: row.country_code, party_id: row.party_id, session_id: row.ocpi_session_id });
       if (outcome.outcome === 'unreachable') throw new Error(`STOP_SESSION of an orphan session: ${outcome.reason}`);
       if (outcome.outcome === 'rejected') log?.warn({ session_id: row.id, result: outcome.result }, 'the CPO refused to stop a session we had given up on');
@@ -724,7 +762,11 @@ export function createCharging(deps: ChargingDeps) {
       const byClient = new Map<string, repo.SessionRow[]>();
       for (const row of failed) byClient.set(row.client_id, [...(byClient.get(row.client_id) ?? []), row]);
       for (const [clientId, rows] of byClient) {
-        const holds = await deps.payments.getHolds(db, clientId, rows.map((r) => r.hold_reference));
+        const holds = await deps.payments.getHolds(
+          db,
+          clientId,
+          rows.map((r) => r.hold_reference),
+        );
         for (const row of rows) {
           const held = holds.get(row.hold_reference);
           const stale = row.failure_reason !== FAILURES.authenticationRequired || now.getTime() - row.updated_at.getTime() > ADOPT_WITHIN_MS;

@@ -94,10 +94,7 @@ export async function markBillInvoiced(db: Queryable, sessionId: string, at: Dat
 /** Bills of completed sessions, for the session view. */
 export async function billsOf(db: Queryable, clientId: string, sessionIds: readonly string[]): Promise<BillRow[]> {
   if (sessionIds.length === 0) return [];
-  const { rows } = await db.query<BillRow>(`SELECT ${BILL_COLUMNS} FROM charging_bills WHERE client_id = $1 AND session_id = ANY($2)`, [
-    clientId,
-    sessionIds,
-  ]);
+  const { rows } = await db.query<BillRow>(`SELECT ${BILL_COLUMNS} FROM charging_bills WHERE client_id = $1 AND session_id = ANY($2)`, [clientId, sessionIds]);
   return rows;
 }
 
@@ -124,7 +121,17 @@ export async function insertDebt(db: Queryable, debt: Omit<DebtRow, 'status' | '
   await db.query(
     `INSERT INTO charging_debts (session_id, client_id, user_id, payment_method_id, payment_intent_id, client_secret, amount, currency, status, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'unpaid', $9) ON CONFLICT (session_id) DO NOTHING`,
-    [debt.session_id, debt.client_id, debt.user_id, debt.payment_method_id, debt.payment_intent_id, debt.client_secret, debt.amount, debt.currency, debt.created_at],
+    [
+      debt.session_id,
+      debt.client_id,
+      debt.user_id,
+      debt.payment_method_id,
+      debt.payment_intent_id,
+      debt.client_secret,
+      debt.amount,
+      debt.currency,
+      debt.created_at,
+    ],
   );
 }
 
@@ -197,25 +204,22 @@ export async function nextInvoiceNumber(tx: Queryable, issuer: string): Promise<
 }
 
 export async function insertInvoice(tx: Queryable, invoice: InvoiceRow): Promise<void> {
-  await tx.query(
-    `INSERT INTO invoices (${INVOICE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-    [
-      invoice.id,
-      invoice.issuer,
-      invoice.number,
-      invoice.number_text,
-      invoice.client_id,
-      invoice.user_id,
-      invoice.session_id,
-      invoice.currency,
-      invoice.net,
-      invoice.vat,
-      invoice.gross,
-      invoice.refunded,
-      JSON.stringify(invoice.document),
-      invoice.issued_at,
-    ],
-  );
+  await tx.query(`INSERT INTO invoices (${INVOICE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, [
+    invoice.id,
+    invoice.issuer,
+    invoice.number,
+    invoice.number_text,
+    invoice.client_id,
+    invoice.user_id,
+    invoice.session_id,
+    invoice.currency,
+    invoice.net,
+    invoice.vat,
+    invoice.gross,
+    invoice.refunded,
+    JSON.stringify(invoice.document),
+    invoice.issued_at,
+  ]);
 }
 
 export async function findInvoice(db: Queryable, id: string): Promise<InvoiceRow | undefined> {

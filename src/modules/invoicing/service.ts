@@ -27,8 +27,8 @@ import type { Database, Queryable } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { enqueue, RetryLater } from '../../platform/jobs.ts';
 import { fromMinorUnits, toMinorUnits } from '../../platform/money.ts';
-import type { SessionCost } from '../charging/service.ts';
 import type { SessionRow } from '../charging/repository.ts';
+import type { SessionCost } from '../charging/service.ts';
 import type { PaymentsService } from '../payments/service.ts';
 import type { BillingDetailsView } from '../users/schemas.ts';
 import { type InvoiceDocument, renderInvoicePdf } from './pdf.ts';
@@ -131,7 +131,11 @@ function unitPriceOf(tariff: OcpiTariff | undefined, type: string, perMinute: bo
   for (const element of tariff?.elements ?? []) {
     const component = element.price_components.find((c) => c.type === type);
     if (component) {
-      const gross = dec(component.price).times(dec(component.vat ?? 0).div(100).plus(1));
+      const gross = dec(component.price).times(
+        dec(component.vat ?? 0)
+          .div(100)
+          .plus(1),
+      );
       return (perMinute ? gross.div(60) : gross).round(4, Big.roundHalfUp).toString();
     }
   }
@@ -167,12 +171,30 @@ export function priceCdr(session: Pick<SessionRow, 'tariff' | 'time_zone' | 'sta
   const kwh = dec(cdr.total_energy).toFixed(3);
   if (energy) lines.push(line('energy', 'Energy', kwh, 'kWh', unitPriceOf(tariff, 'ENERGY', false), energy.excl_vat, energy.incl_vat, currency));
   const time = part(engine.total_time_cost, cdr.total_time_cost);
-  const chargingMinutes = dec(cdr.total_time).minus(dec(cdr.total_parking_time ?? 0)).times(60).round(1, Big.roundHalfUp).toString();
+  const chargingMinutes = dec(cdr.total_time)
+    .minus(dec(cdr.total_parking_time ?? 0))
+    .times(60)
+    .round(1, Big.roundHalfUp)
+    .toString();
   if (time) lines.push(line('time', 'Charging time', chargingMinutes, 'min', unitPriceOf(tariff, 'TIME', true), time.excl_vat, time.incl_vat, currency));
   const parking = part(engine.total_parking_cost, cdr.total_parking_cost);
-  const parkingMinutes = dec(cdr.total_parking_time ?? 0).times(60).round(1, Big.roundHalfUp).toString();
+  const parkingMinutes = dec(cdr.total_parking_time ?? 0)
+    .times(60)
+    .round(1, Big.roundHalfUp)
+    .toString();
   if (parking) {
-    lines.push(line('parking', 'Parking time (blocking fee)', parkingMinutes, 'min', unitPriceOf(tariff, 'PARKING_TIME', true), parking.excl_vat, parking.incl_vat, currency));
+    lines.push(
+      line(
+        'parking',
+        'Parking time (blocking fee)',
+        parkingMinutes,
+        'min',
+        unitPriceOf(tariff, 'PARKING_TIME', true),
+        parking.excl_vat,
+        parking.incl_vat,
+        currency,
+      ),
+    );
   }
   const flat = part(engine.total_fixed_cost, cdr.total_fixed_cost);
   if (flat) lines.push(line('flat', 'Session fee', '1', 'session', null, flat.excl_vat, flat.incl_vat, currency));
@@ -186,7 +208,16 @@ export function priceCdr(session: Pick<SessionRow, 'tariff' | 'time_zone' | 'sta
   const sumGross = lines.reduce((sum, l) => sum.plus(l.gross), new Big(0));
   if (!total.excl_vat.eq(sumNet) || !total.incl_vat.eq(sumGross)) {
     lines.push(
-      line('adjustment', 'Tariff minimum/maximum price adjustment', '1', 'session', null, total.excl_vat.minus(sumNet).toString(), total.incl_vat.minus(sumGross).toString(), currency),
+      line(
+        'adjustment',
+        'Tariff minimum/maximum price adjustment',
+        '1',
+        'session',
+        null,
+        total.excl_vat.minus(sumNet).toString(),
+        total.incl_vat.minus(sumGross).toString(),
+        currency,
+      ),
     );
   }
   if (session.starting_fee && lines.length > 0) {
@@ -214,7 +245,9 @@ export function createInvoicing(deps: InvoicingDeps) {
 
   async function signedLink(invoiceId: string): Promise<string> {
     const expires = Math.floor((clock.now().getTime() + config.linkTtlMs) / 1000);
-    const signature = createHmac('sha256', await linkSecret()).update(`${invoiceId}.${expires}`).digest('base64url');
+    const signature = createHmac('sha256', await linkSecret())
+      .update(`${invoiceId}.${expires}`)
+      .digest('base64url');
     return `${config.publicBaseUrl}/invoices/${invoiceId}/pdf?expires=${expires}&signature=${signature}`;
   }
 
@@ -339,7 +372,7 @@ export function createInvoicing(deps: InvoicingDeps) {
     const now = clock.now();
     await db.transaction(async (tx) => {
       const locked = await repo.findBill(tx, session.id, { forUpdate: true });
-      if (!locked || locked.step !== 'settled') return;
+      if (locked?.step !== 'settled') return;
       const number = await repo.nextInvoiceNumber(tx, config.numberPrefix);
       const numberText = `${config.numberPrefix}-${String(number).padStart(6, '0')}`;
       const address = [billing.line1, [billing.postal_code, billing.city].filter(Boolean).join(' '), billing.country].filter((x): x is string => Boolean(x));
@@ -355,7 +388,12 @@ export function createInvoicing(deps: InvoicingDeps) {
         },
         customer:
           billing.account_type === 'business'
-            ? { kind: 'business', companyName: billing.company_name ?? '', ...(billing.vat_number ? { vatNumber: billing.vat_number } : {}), addressLines: address }
+            ? {
+                kind: 'business',
+                companyName: billing.company_name ?? '',
+                ...(billing.vat_number ? { vatNumber: billing.vat_number } : {}),
+                addressLines: address,
+              }
             : { kind: 'personal', firstName: billing.first_name ?? '', lastName: billing.last_name ?? '', addressLines: address },
         session: {
           id: session.id,
@@ -371,7 +409,7 @@ export function createInvoicing(deps: InvoicingDeps) {
           description: l.description,
           quantity: l.quantity,
           unit: l.unit,
-          ...(l.unit_price ? { unitPrice: `${l.unit_price} ${bill.currency}/${l.unit}` } : {}),
+          ...(l.unit_price ? { unitPrice: l.unit_price } : {}),
           net: l.net,
           vatRate: l.vat_rate,
           vat: l.vat,
@@ -421,7 +459,7 @@ export function createInvoicing(deps: InvoicingDeps) {
     /** The bill job: prices, settles and invoices a completed session, resuming at the step it reached. */
     async bill(sessionId: string): Promise<void> {
       const session = await deps.session(sessionId);
-      if (!session || session.status !== 'completed') return;
+      if (session?.status !== 'completed') return;
       let bill = await price(session);
       if (bill.step === 'not_billed') {
         // Nothing to pay: the hold is released.
@@ -470,7 +508,12 @@ export function createInvoicing(deps: InvoicingDeps) {
         costs.set(bill.session_id, {
           kwh_cost: sum('energy'),
           time_cost: sum('time'),
-          session_fee_cost: flat === null && adjustment === null ? null : dec(flat ?? 0).plus(adjustment ?? 0).toFixed(decimals(bill.currency)),
+          session_fee_cost:
+            flat === null && adjustment === null
+              ? null
+              : dec(flat ?? 0)
+                  .plus(adjustment ?? 0)
+                  .toFixed(decimals(bill.currency)),
           blocking_fee_cost: sum('parking'),
           starting_fee_cost: sum('starting_fee'),
           invoice_download: invoice ? await signedLink(invoice.id) : null,
@@ -533,7 +576,9 @@ export function createInvoicing(deps: InvoicingDeps) {
     async invoicePdf(invoiceId: string, expires: string, signature: string): Promise<{ pdf: Buffer; filename: string }> {
       const expiresAt = Number(expires);
       if (!/^[0-9a-f-]{36}$/.test(invoiceId) || !Number.isSafeInteger(expiresAt) || expiresAt * 1000 < clock.now().getTime()) throw notFound('Invoice');
-      const expected = createHmac('sha256', await linkSecret()).update(`${invoiceId}.${expiresAt}`).digest();
+      const expected = createHmac('sha256', await linkSecret())
+        .update(`${invoiceId}.${expiresAt}`)
+        .digest();
       const given = Buffer.from(signature, 'base64url');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw notFound('Invoice');
       const row = await repo.findInvoice(db, invoiceId);

@@ -4,8 +4,8 @@
 // seed) at every start; only the statuses that changed are stored (store.ts).
 import { type GeneratedParty, generateCatalogue } from '../../dataset/generator.ts';
 import type { EvseStatus, OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi/locations-tariffs.ts';
-import type { PageQuery } from '../../ocpi/transport.ts';
 import { tariffValidAt } from '../../ocpi/pricing.ts';
+import type { PageQuery } from '../../ocpi/transport.ts';
 import { scenarioLocation, scenarioOf, scenarioTariff } from './scenarios.ts';
 
 /** The generator's default `last_updated` stamp of every object. */
