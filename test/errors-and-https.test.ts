@@ -381,7 +381,7 @@ describe('OpenAPI and docs', () => {
 
   test('POST, PATCH and PUT document a 400', () => {
     const writes = userOperations().filter(([m]) => ['post', 'patch', 'put'].includes(m));
-    assert.equal(writes.length, 4); // users: POST, PATCH, PUT billing details; payments: POST default
+    assert.equal(writes.length, 7); // users: POST, PATCH, PUT billing details; payments: POST default; charging: start, stop, PATCH rates
     for (const [method, p, op] of writes) assert.ok(Object.keys(op.responses).includes('400'), `${method} ${p} documents 400`);
   });
 
@@ -389,7 +389,7 @@ describe('OpenAPI and docs', () => {
     const withKey = userOperations().filter(([, , op]) =>
       (op.parameters ?? []).some((param: { in: string; name: string }) => param.in === 'header' && param.name === 'idempotency-key'),
     );
-    assert.equal(withKey.length, 6); // users: 4; payments: DELETE method, POST default
+    assert.equal(withKey.length, 9); // users: 4; payments: DELETE method, POST default; charging: start, stop, PATCH rates
     for (const [method, p, op] of withKey) assert.ok(Object.keys(op.responses).includes('400'), `${method} ${p} documents 400`);
   });
 

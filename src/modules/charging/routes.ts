@@ -156,8 +156,15 @@ export function chargingRoutes(deps: ChargingRoutesDeps) {
         },
       },
       async (request, reply) => {
-        await charging.stop(clientIdOf(request), request.params.user_id, request.params.session_id);
-        return reply.code(204).send(null);
+        const stop = () => charging.stop(clientIdOf(request), request.params.user_id, request.params.session_id);
+        if (request.headers['idempotency-key'] === undefined) {
+          await stop();
+          return reply.code(204).send(null);
+        }
+        return sendIdempotent(idempotency, request, reply, clientIdOf(request), async () => {
+          await stop();
+          return { status: 204, body: undefined };
+        });
       },
     );
 
