@@ -48,6 +48,8 @@ CREATE TABLE charging_sessions (
   ocpi_session_id text,
   start_time timestamptz,
   end_time timestamptz,
+  -- The CPO's last_updated of its latest Session report (its clock: durations of running sessions are measured to it).
+  reported_at timestamptz,
   consumed_energy numeric(12, 3) NOT NULL DEFAULT 0,
   -- Minor units, incl. VAT and the starting fee, from the tariff and the charging periods so far.
   estimated_cost bigint,

@@ -62,6 +62,7 @@ export interface SessionRow {
   ocpi_session_id: string | null;
   start_time: Date | null;
   end_time: Date | null;
+  reported_at: Date | null;
   consumed_energy: string;
   estimated_cost: number | null;
   rates: number | null;
@@ -86,6 +87,7 @@ export type NewSession = Omit<
   | 'ocpi_session_id'
   | 'start_time'
   | 'end_time'
+  | 'reported_at'
   | 'consumed_energy'
   | 'estimated_cost'
   | 'rates'
@@ -101,7 +103,7 @@ export type NewSession = Omit<
 const COLUMNS = `id, client_id, user_id, payment_method_id, evse_id, station_id, country_code, party_id, location_id, evse_uid,
   connector_id, status, start_step, failure_reason, hold_reference, adopted_hold_of, pre_authorization_amount, currency, tariff,
   tariff_is_fallback, time_zone, starting_fee, station_info, is_partner, logo_url, user_facing_session_prices, start_command_id,
-  stop_command_id, ocpi_session_id, start_time, end_time, consumed_energy::text AS consumed_energy, estimated_cost, rates,
+  stop_command_id, ocpi_session_id, start_time, end_time, reported_at, consumed_energy::text AS consumed_energy, estimated_cost, rates,
   accepted_at, start_deadline, stop_requested_at, cdr_country_code, cdr_party_id, cdr_id, created_at, updated_at`;
 
 /** Inserts a pending session; undefined when the user already has an unfinished one on this EVSE (the unique index). */
@@ -209,6 +211,7 @@ export type SessionChanges = Partial<
     | 'ocpi_session_id'
     | 'start_time'
     | 'end_time'
+    | 'reported_at'
     | 'consumed_energy'
     | 'estimated_cost'
     | 'rates'

@@ -241,7 +241,9 @@ export function createCharging(deps: ChargingDeps) {
   }
 
   function viewOf(row: repo.SessionRow, hold: Hold | undefined, cost: SessionCost | undefined, now: Date): SessionView {
-    const end = row.end_time ?? (row.status === 'active' || row.status === 'stopping' ? now : null);
+    // A running session's duration: to now, or to the CPO's latest report when its clock is ahead of ours.
+    const running = row.status === 'active' || row.status === 'stopping';
+    const end = row.end_time ?? (running ? new Date(Math.max(now.getTime(), row.reported_at?.getTime() ?? 0)) : null);
     return {
       id: row.id,
       status: row.status,
@@ -639,6 +641,7 @@ export function createCharging(deps: ChargingDeps) {
       const changes: repo.SessionChanges = {
         ocpi_session_id: row.ocpi_session_id ?? ocpi.id,
         start_time: new Date(ocpi.start_date_time),
+        reported_at: new Date(ocpi.last_updated),
         consumed_energy: new Big(String(ocpi.kwh)).toFixed(3),
       };
       try {

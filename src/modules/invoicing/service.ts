@@ -97,7 +97,11 @@ interface Priced {
   mismatch: boolean;
 }
 
-/** A line from an amount excl. and incl. VAT (both already rounded to the currency's minor unit). */
+/**
+ * A line from an amount excl. and incl. VAT (both already rounded to the currency's minor unit: VAT is their
+ * difference). `vatRate` is the tariff's rate for the component; without one (components of several rates) it
+ * is derived from the amounts.
+ */
 function line(
   component: repo.BillLine['component'],
   description: string,
@@ -107,10 +111,11 @@ function line(
   net: string,
   gross: string,
   currency: string,
+  vatRate?: string,
 ): repo.BillLine {
   const netBig = dec(net);
   const vat = dec(gross).minus(netBig);
-  const rate = netBig.eq(0) ? '0' : vat.div(netBig).times(100).round(1, Big.roundHalfUp).toString();
+  const rate = vatRate ?? (netBig.eq(0) ? '0' : vat.div(netBig).times(100).round(1, Big.roundHalfUp).toString());
   return {
     component,
     description,
@@ -142,6 +147,15 @@ function unitPriceOf(tariff: OcpiTariff | undefined, type: string, perMinute: bo
   return null;
 }
 
+/** The VAT rate of a dimension's components when they all have the same one (absent VAT: 0). */
+function vatRateOf(tariff: OcpiTariff | undefined, type: string): string | undefined {
+  const rates = new Set<string>();
+  for (const element of tariff?.elements ?? []) {
+    for (const component of element.price_components) if (component.type === type) rates.add(dec(component.vat ?? 0).toString());
+  }
+  return rates.size === 1 ? [...rates][0] : undefined;
+}
+
 /**
  * Prices a CDR: the engine's breakdown (or the CDR's, by policy) as rounded lines, plus the starting fee.
  * Pure: exported for tests.
@@ -169,14 +183,30 @@ export function priceCdr(session: Pick<SessionRow, 'tariff' | 'time_zone' | 'sta
   const lines: repo.BillLine[] = [];
   const energy = part(engine.total_energy_cost, cdr.total_energy_cost);
   const kwh = dec(cdr.total_energy).toFixed(3);
-  if (energy) lines.push(line('energy', 'Energy', kwh, 'kWh', unitPriceOf(tariff, 'ENERGY', false), energy.excl_vat, energy.incl_vat, currency));
+  if (energy)
+    lines.push(
+      line('energy', 'Energy', kwh, 'kWh', unitPriceOf(tariff, 'ENERGY', false), energy.excl_vat, energy.incl_vat, currency, vatRateOf(tariff, 'ENERGY')),
+    );
   const time = part(engine.total_time_cost, cdr.total_time_cost);
   const chargingMinutes = dec(cdr.total_time)
     .minus(dec(cdr.total_parking_time ?? 0))
     .times(60)
     .round(1, Big.roundHalfUp)
     .toString();
-  if (time) lines.push(line('time', 'Charging time', chargingMinutes, 'min', unitPriceOf(tariff, 'TIME', true), time.excl_vat, time.incl_vat, currency));
+  if (time)
+    lines.push(
+      line(
+        'time',
+        'Charging time',
+        chargingMinutes,
+        'min',
+        unitPriceOf(tariff, 'TIME', true),
+        time.excl_vat,
+        time.incl_vat,
+        currency,
+        vatRateOf(tariff, 'TIME'),
+      ),
+    );
   const parking = part(engine.total_parking_cost, cdr.total_parking_cost);
   const parkingMinutes = dec(cdr.total_parking_time ?? 0)
     .times(60)
@@ -197,7 +227,7 @@ export function priceCdr(session: Pick<SessionRow, 'tariff' | 'time_zone' | 'sta
     );
   }
   const flat = part(engine.total_fixed_cost, cdr.total_fixed_cost);
-  if (flat) lines.push(line('flat', 'Session fee', '1', 'session', null, flat.excl_vat, flat.incl_vat, currency));
+  if (flat) lines.push(line('flat', 'Session fee', '1', 'session', null, flat.excl_vat, flat.incl_vat, currency, vatRateOf(tariff, 'FLAT')));
   const reservation = part(engine.total_reservation_cost, cdr.total_reservation_cost);
   if (reservation) lines.push(line('reservation', 'Reservation', '1', 'reservation', null, reservation.excl_vat, reservation.incl_vat, currency));
   // A minimum or maximum price of the tariff: the difference between the total and the parts.
@@ -223,7 +253,9 @@ export function priceCdr(session: Pick<SessionRow, 'tariff' | 'time_zone' | 'sta
   if (session.starting_fee && lines.length > 0) {
     const net = dec(session.starting_fee.price).round(decimals(currency), Big.roundHalfUp);
     const gross = net.times(dec(session.starting_fee.vat).div(100).plus(1)).round(decimals(currency), Big.roundHalfUp);
-    lines.push(line('starting_fee', 'Starting fee', '1', 'session', null, net.toString(), gross.toString(), currency));
+    lines.push(
+      line('starting_fee', 'Starting fee', '1', 'session', null, net.toString(), gross.toString(), currency, dec(session.starting_fee.vat).toString()),
+    );
   }
   return { lines, currency, engineTotal: engine.total_cost.incl_vat, cdrTotal, mismatch };
 }

@@ -1,0 +1,484 @@
+// Charging against the misbehaving scenario EVSEs of the sandbox CPO network,
+// through the API (plus reads of payment_holds, charging_bills and invoices to
+// check the money): starts nobody answers (NORESULT, NOSTART) fail at the start
+// deadline, a start the charge point refuses after accepting it, a start whose
+// request hangs (TIMEOUT), sessions the car ends by itself (INTERRUPT), a late
+// CDR (LATECDR), a CDR without any Session (NOUPDATES), a stop before the
+// operator reported the session, and a debt: a final charge that fails off
+// session, blocks new starts and payment-method removal, and clears once paid.
+//
+// The app runs on the manual clock ctx.clock (shared with the payment sandbox);
+// the CPO sandbox runs on the system clock. The start deadline is a job due at
+// accepted time + max(CHARGING_START_TIMEOUT_SECONDS, the CommandResponse's
+// timeout): the tests move ctx.clock past it and let the job runner (started,
+// polling every 200 ms) or ctx.jobs.runDue() pick it up.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { OcpiEvse, OcpiLocation } from '../src/ocpi/locations-tariffs.ts';
+import { systemClock } from '../src/platform/clock.ts';
+import { type CpoSandbox, createCpoSandbox, type Scenario, scenarioEvseId } from '../src/sandbox/cpo/index.ts';
+import { assertProblem, setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
+import { CARDS, connectCard, eventually, newOwner, type Owner, USERS } from './payments-support.ts';
+
+let ctx: TestContext;
+let cpo: CpoSandbox;
+
+/** The CPO's CommandResponse timeout; the start deadline is the later of it and CHARGING_START_TIMEOUT_SECONDS. */
+const COMMAND_TIMEOUT_S = 30;
+const START_TIMEOUT_S = 10;
+const LATE_CDR_MS = 1_500;
+
+before(async () => {
+  ctx = await setupTestApp({
+    listen: 0,
+    payments: { webhooks: true },
+    env: { OCPI_REQUEST_TIMEOUT_MS: '1500', CHARGING_START_TIMEOUT_SECONDS: String(START_TIMEOUT_S) },
+  });
+  cpo = await createCpoSandbox({
+    db: ctx.db,
+    clock: systemClock,
+    locations: 40,
+    seed: 11,
+    timeCompression: 600,
+    statusChangesPerSecond: 0,
+    tickMs: 50,
+    commandDelayMs: 20,
+    activationDelayMs: 100,
+    sessionUpdateIntervalMs: 150,
+    commandTimeoutSeconds: COMMAND_TIMEOUT_S,
+    lateCdrDelayMs: LATE_CDR_MS,
+    interruptAfterSeconds: 120,
+    noUpdatesEndAfterSeconds: 120,
+    hangMs: 3_000,
+    retryBaseMs: 100,
+  });
+  await cpo.listen({ port: 0 });
+  const connection = await ctx.ocpi.connections.connect({ versionsUrl: cpo.versionsUrl, token: await cpo.issueTokenA(), name: 'network' });
+  await ctx.ocpi.sync.syncConnection(connection, { full: true });
+  await ctx.catalogue.reload();
+  cpo.startBackgroundWork();
+  ctx.jobs.start();
+});
+after(async () => {
+  await cpo?.close();
+  await ctx?.close();
+});
+
+function evse(scenario: Scenario): string {
+  const party = cpo.scenarioParties[0];
+  assert.ok(party);
+  return scenarioEvseId(party, scenario);
+}
+
+type Driver = Owner & { pm: string };
+
+/** A user with complete billing details and a card. */
+async function driver(card: string = CARDS.visa): Promise<Driver> {
+  const owner = await newOwner(ctx);
+  const billing = await ctx.call('PUT', `${USERS}/${owner.userId}/billing-details/`, {
+    token: owner.token,
+    body: { account_type: 'personal', first_name: 'Jürgen', last_name: 'Müller', line1: 'Hauptstraße 5', postal_code: '10115', city: 'Berlin', country: 'DE' },
+  });
+  assert.equal(billing.status, 200, billing.text);
+  const pm = await connectCard(ctx, owner, card);
+  return { ...owner, pm };
+}
+
+const start = (d: Driver, evseId: string) =>
+  ctx.call('POST', `${USERS}/${d.userId}/charging/start/`, { token: d.token, body: { payment_method_id: d.pm, evse_id: evseId } });
+
+const stop = (d: Owner, id: string) => ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token });
+
+const getSession = async (d: Owner, id: string) => {
+  const res = await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/${id}/`, { token: d.token });
+  assert.equal(res.status, 200, res.text);
+  return res.body;
+};
+
+const untilStatus = (d: Owner, id: string, status: string, timeoutMs = 10_000) =>
+  eventually(
+    async () => {
+      const s = await getSession(d, id);
+      return s.status === status ? s : undefined;
+    },
+    `session ${id} ${status}`,
+    timeoutMs,
+  );
+
+interface HoldRow {
+  reference: string;
+  status: string;
+  amount: number;
+  amount_captured: number;
+}
+
+/** The session's hold (by the session's hold reference: an adopted hold keeps the first attempt's reference). */
+const holdOf = async (sessionId: string): Promise<HoldRow | undefined> =>
+  (
+    await ctx.db.query<HoldRow>(
+      `SELECT h.reference, h.status, h.amount, h.amount_captured FROM payment_holds h
+         JOIN charging_sessions s ON s.hold_reference = h.reference WHERE s.id = $1`,
+      [sessionId],
+    )
+  ).rows[0];
+
+const untilHold = (sessionId: string, status: string, timeoutMs = 5_000) =>
+  eventually(
+    async () => {
+      const hold = await holdOf(sessionId);
+      return hold?.status === status ? hold : undefined;
+    },
+    `the hold of ${sessionId} ${status}`,
+    timeoutMs,
+  );
+
+const billOf = async (sessionId: string) =>
+  (
+    await ctx.db.query<{ step: string; gross: number; captured: number; charged: number; charge_payment_intent_id: string | null }>(
+      'SELECT step, gross, captured, charged, charge_payment_intent_id FROM charging_bills WHERE session_id = $1',
+      [sessionId],
+    )
+  ).rows[0];
+
+const invoicesOf = async (sessionId: string) =>
+  (
+    await ctx.db.query<{ id: string; number_text: string; gross: number; document: { notes: string[] } }>(
+      'SELECT id, number_text, gross, document FROM invoices WHERE session_id = $1',
+      [sessionId],
+    )
+  ).rows;
+
+const cents = (s: string) => Math.round(Number(s) * 100);
+
+/** A started session: 201, pending, hold authorized. */
+function started(res: TestResponse, evseId: string) {
+  assert.equal(res.status, 201, res.text);
+  assert.equal(res.body.status, 'pending');
+  assert.equal(res.body.is_active, true);
+  assert.equal(res.body.evse_id, evseId);
+  assert.equal(res.body.pre_authorization.status, 'authorized');
+  return res.body as { id: string };
+}
+
+/** Completed, billed (hold captured for the total, or charged) and invoiced once: returns the session. */
+async function billedAndInvoiced(d: Owner, id: string) {
+  const completed = await eventually(
+    async () => {
+      const s = await getSession(d, id);
+      return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
+    },
+    `session ${id} completed with an invoice`,
+    15_000,
+  );
+  assert.equal(completed.is_active, false);
+  assert.equal(completed.failure_reason, null);
+  assert.ok(Number(completed.consumed_energy) > 0, 'energy was delivered');
+  assert.ok(completed.start_time && completed.end_time);
+  const cost = completed.session_cost;
+  const parts = [cost.kwh_cost, cost.time_cost, cost.session_fee_cost, cost.blocking_fee_cost, cost.starting_fee_cost].filter((p) => p !== null);
+  assert.equal(
+    parts.reduce((sum: number, p: string) => sum + cents(p), 0),
+    cents(cost.invoice_summary),
+    'the parts add up to the total',
+  );
+  const bill = await billOf(id);
+  assert.equal(bill?.step, 'invoiced');
+  assert.equal(bill?.gross, cents(cost.invoice_summary));
+  const hold = await holdOf(id);
+  assert.equal(hold?.status, 'captured');
+  assert.equal(hold?.amount_captured, Math.min(bill?.gross ?? 0, hold?.amount ?? 0));
+  assert.equal((bill?.captured ?? 0) + (bill?.charged ?? 0), bill?.gross, 'paid in full');
+  const invoices = await invoicesOf(id);
+  assert.equal(invoices.length, 1);
+  assert.equal(invoices[0]?.gross, bill?.gross);
+  assert.match(invoices[0]?.document.notes[0] ?? '', /^Paid: /);
+  const listed = await ctx.call('GET', `${USERS}/${d.userId}/invoices/`, { token: d.token });
+  assert.equal(listed.status, 200, listed.text);
+  assert.ok(listed.body.results.some((i: { charging_session_id: string; total: string }) => i.charging_session_id === id && i.total === cost.invoice_summary));
+  return completed;
+}
+
+/** Moves the app's clock past a start deadline and waits for the job runner to fail the session. */
+async function pastTheDeadline(d: Owner, id: string, reason: string) {
+  ctx.clock.advance((Math.max(COMMAND_TIMEOUT_S, START_TIMEOUT_S) + 1) * 1000);
+  const failed = await eventually(
+    async () => {
+      const s = await getSession(d, id);
+      return s.status === 'failed' ? s : undefined;
+    },
+    `session ${id} failed at its deadline`,
+    5_000,
+  );
+  assert.equal(failed.failure_reason, reason);
+  assert.equal(failed.is_active, false);
+  await untilHold(id, 'released');
+  assert.equal((await getSession(d, id)).pre_authorization.status, 'released');
+  return failed;
+}
+
+describe('starts that never become sessions', () => {
+  for (const scenario of ['NORESULT', 'NOSTART'] as const) {
+    it(`${scenario}: 201 pending; nothing comes; pending until the start deadline, then failed (no_session_reported), hold released`, async () => {
+      const d = await driver();
+      const session = started(await start(d, evse(scenario)), evse(scenario));
+      // The CommandResult (NOSTART: ACCEPTED) would have arrived long before this; still pending.
+      await sleep(400);
+      let s = await getSession(d, session.id);
+      assert.equal(s.status, 'pending');
+      assert.equal(s.failure_reason, null);
+      assert.equal(s.start_time, null);
+      // Before the deadline (at least CHARGING_START_TIMEOUT_SECONDS after the acceptance), the deadline job does nothing.
+      ctx.clock.advance((START_TIMEOUT_S - 1) * 1000);
+      await ctx.jobs.runDue();
+      s = await getSession(d, session.id);
+      assert.equal(s.status, 'pending');
+      assert.equal((await holdOf(session.id))?.status, 'authorized');
+      await pastTheDeadline(d, session.id, 'no_session_reported');
+      // A failed session cannot be stopped.
+      assertProblem(await stop(d, session.id), 409, 'already_stopped');
+      // No bill, no invoice.
+      assert.equal(await billOf(session.id), undefined);
+      assert.equal((await invoicesOf(session.id)).length, 0);
+    });
+  }
+
+  it('stop before the operator reported the session (NOSTART): 409 conflict with Retry-After; the session stays pending', async () => {
+    const d = await driver();
+    const session = started(await start(d, evse('NOSTART')), evse('NOSTART'));
+    const res = await stop(d, session.id);
+    assertProblem(res, 409, 'conflict');
+    assert.equal(res.headers['retry-after'], '2');
+    const s = await getSession(d, session.id);
+    assert.equal(s.status, 'pending');
+    await sleep(300);
+    assertProblem(await stop(d, session.id), 409, 'conflict');
+    await pastTheDeadline(d, session.id, 'no_session_reported');
+  });
+
+  it('a negative CommandResult (the charge point finds the EVSE out of order): failed start_failed_at_charge_point, hold released, before any deadline', async () => {
+    // An ordinary EVSE that we and the CPO both see AVAILABLE; the CPO then marks it OUTOFORDER without telling us (a lost status push).
+    let target: { location: OcpiLocation; evse: OcpiEvse } | undefined;
+    for (let i = 1; i <= 40 && !target; i++) {
+      const location = cpo.network.location(`LOC-${String(i).padStart(7, '0')}`);
+      for (const e of location?.evses ?? []) {
+        if (!location || !e.evse_id || target) continue;
+        if (cpo.network.status(location, e) !== 'AVAILABLE' || !e.capabilities?.includes('REMOTE_START_STOP_CAPABLE')) continue;
+        if (ctx.catalogue.evse(e.evse_id)?.status === 'AVAILABLE') target = { location, evse: e };
+      }
+    }
+    assert.ok(target, 'an available ordinary EVSE');
+    const evseId = target.evse.evse_id as string;
+    cpo.network.applyStatus({ location_id: target.location.id, evse_uid: target.evse.uid, status: 'OUTOFORDER', last_updated: new Date() });
+    try {
+      const d = await driver();
+      const session = started(await start(d, evseId), evseId);
+      const failed = await eventually(
+        async () => {
+          const s = await getSession(d, session.id);
+          return s.status === 'failed' ? s : undefined;
+        },
+        'failed on the CommandResult',
+        5_000,
+      );
+      assert.equal(failed.failure_reason, 'start_failed_at_charge_point: evse_inoperative');
+      await untilHold(session.id, 'released');
+    } finally {
+      cpo.network.applyStatus({ location_id: target.location.id, evse_uid: target.evse.uid, status: 'AVAILABLE', last_updated: new Date() });
+    }
+  });
+});
+
+describe('a start the operator never answers', () => {
+  it('TIMEOUT: 424 charging_provider_error after OCPI_REQUEST_TIMEOUT_MS; failed operator_unreachable, hold released', async () => {
+    const d = await driver();
+    const begun = performance.now();
+    const res = await start(d, evse('TIMEOUT'));
+    const took = performance.now() - begun;
+    assertProblem(res, 424, 'charging_provider_error');
+    assert.ok(took >= 1_400 && took < 3_000, `answered after the request timeout (${Math.round(took)} ms), not after the CPO dropped the connection`);
+    const list = await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/`, { token: d.token });
+    assert.equal(list.body.count, 1);
+    const failed = list.body.results[0];
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.failure_reason, 'operator_unreachable');
+    assert.equal(failed.is_active, false);
+    await untilHold(failed.id, 'released');
+  });
+});
+
+describe('sessions that end without a stop, or whose messages are late or missing', () => {
+  it('INTERRUPT: the car ends the session by itself: stopping/completed without a stop call, billed and invoiced', async () => {
+    const d = await driver();
+    const session = started(await start(d, evse('INTERRUPT')), evse('INTERRUPT'));
+    // Watch the statuses the session goes through; no stop is ever sent.
+    const seen: string[] = [];
+    const completed = await eventually(
+      async () => {
+        const s = await getSession(d, session.id);
+        if (seen.at(-1) !== s.status) seen.push(s.status);
+        return s.status === 'completed' ? s : undefined;
+      },
+      'completed by itself',
+      10_000,
+    );
+    assert.ok(completed);
+    const order = ['pending', 'active', 'stopping', 'completed'];
+    assert.deepEqual(
+      seen,
+      [...seen].sort((a, b) => order.indexOf(a) - order.indexOf(b)),
+      `statuses only move forward: ${seen.join(' -> ')}`,
+    );
+    assert.ok(
+      seen.every((s) => order.includes(s)),
+      seen.join(','),
+    );
+    const { rows } = await ctx.db.query('SELECT stop_command_id FROM charging_sessions WHERE id = $1', [session.id]);
+    assert.equal(rows[0]?.stop_command_id, null, 'no STOP_SESSION was sent');
+    await billedAndInvoiced(d, session.id);
+    assertProblem(await stop(d, session.id), 409, 'already_stopped');
+  });
+
+  it('LATECDR: after the stop the session is stopping (ended) until the CDR arrives, then completed and invoiced', async () => {
+    const d = await driver();
+    const session = started(await start(d, evse('LATECDR')), evse('LATECDR'));
+    await untilStatus(d, session.id, 'active', 5_000);
+    const res = await stop(d, session.id);
+    assert.equal(res.status, 204, res.text);
+    const stoppedAt = performance.now();
+    // The final PATCH (COMPLETED, with the end) arrives at once; the CDR LATE_CDR_MS later.
+    const ended = await eventually(
+      async () => {
+        const s = await getSession(d, session.id);
+        return s.end_time ? s : undefined;
+      },
+      'the end reported',
+      5_000,
+    );
+    assert.equal(ended.status, 'stopping');
+    assert.equal(ended.is_active, true);
+    assert.equal(ended.session_cost.invoice_download, null);
+    assert.equal(await billOf(session.id), undefined);
+    assert.equal((await holdOf(session.id))?.status, 'authorized');
+    // A second stop of a stopping session is fine.
+    assert.equal((await stop(d, session.id)).status, 204);
+    const completed = await billedAndInvoiced(d, session.id);
+    assert.ok(performance.now() - stoppedAt >= LATE_CDR_MS - 200, 'completed only once the late CDR came');
+    assert.equal(completed.end_time, ended.end_time);
+  });
+
+  it('NOUPDATES: no Session is ever pushed, the CDR arrives alone: the session completes and is billed', async () => {
+    const d = await driver();
+    const session = started(await start(d, evse('NOUPDATES')), evse('NOUPDATES'));
+    const completed = await billedAndInvoiced(d, session.id);
+    assert.ok(completed.start_time, 'the start comes from the CDR');
+    // Never reported as a Session: the start deadline, run later, leaves the completed session alone.
+    ctx.clock.advance((Math.max(COMMAND_TIMEOUT_S, START_TIMEOUT_S) + 1) * 1000);
+    await ctx.jobs.runDue();
+    assert.equal((await getSession(d, session.id)).status, 'completed');
+    assert.equal((await invoicesOf(session.id)).length, 1);
+  });
+});
+
+// Last in this file: it moves the app's clock (shared with the payment sandbox) by 8 days.
+describe('a debt and its payment', () => {
+  it('a hold that lapsed before the CDR: the final charge fails off-session, a debt blocks starts and removals until it is paid', async () => {
+    const d = await driver(CARDS.authenticateAlways);
+    // The bank wants authentication of every off-session payment: the first start answers the client secret.
+    const first = await start(d, evse('NORMAL'));
+    assert.equal(first.status, 402, first.text);
+    assert.equal(first.body.error.type, 'pre_authorization_failed');
+    const holdSecret = first.body.error.payment_intent_client_secret as string;
+    const holdIntent = holdSecret.slice(0, holdSecret.indexOf('_secret_'));
+    const authenticated = await ctx.call('POST', `/sandbox/payment_intents/${holdIntent}/authenticate`, {
+      body: { client_secret: holdSecret, outcome: 'approve' },
+    });
+    assert.equal(authenticated.status, 200, authenticated.text);
+    const session = started(await start(d, evse('NORMAL')), evse('NORMAL'));
+    await untilStatus(d, session.id, 'active', 5_000);
+
+    // Eight days on the shared clock: the sandbox processor lapses the authorization (7 days), its webhook tells us.
+    ctx.clock.advance(8 * 86_400_000);
+    await ctx.sandbox.runDueWork();
+    const lapsed = await untilHold(session.id, 'expired');
+    assert.equal(lapsed.amount_captured, 0);
+
+    const stopped = await stop(d, session.id);
+    assert.equal(stopped.status, 204, stopped.text);
+    // The CDR: the bill cannot capture; the off-session charge of the whole amount needs authentication: a debt.
+    const completed = await eventually(
+      async () => {
+        const s = await getSession(d, session.id);
+        return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
+      },
+      'completed with an invoice',
+      15_000,
+    );
+    const total = completed.session_cost.invoice_summary as string;
+    assert.ok(cents(total) > 0);
+    const bill = await billOf(session.id);
+    assert.equal(bill?.step, 'invoiced');
+    assert.equal(bill?.captured, 0);
+    assert.equal(bill?.charged, 0);
+    assert.equal(bill?.gross, cents(total));
+
+    const debts = await ctx.call('GET', `${USERS}/${d.userId}/charging/debts/`, { token: d.token });
+    assert.equal(debts.status, 200, debts.text);
+    assert.equal(debts.body.count, 1);
+    const debt = debts.body.results[0];
+    assert.deepEqual(Object.keys(debt).sort(), ['amount', 'currency', 'payment_intent_client_secret', 'session_id']);
+    assert.equal(debt.session_id, session.id);
+    assert.equal(debt.amount, total);
+    assert.equal(debt.currency, completed.session_cost.currency);
+    assert.match(debt.payment_intent_client_secret, /^pi_.+_secret_/);
+    const debtIntent = (debt.payment_intent_client_secret as string).slice(0, (debt.payment_intent_client_secret as string).indexOf('_secret_'));
+    assert.equal(debtIntent, bill?.charge_payment_intent_id);
+
+    // The invoice is issued all the same, with the amount due.
+    const invoices = await invoicesOf(session.id);
+    assert.equal(invoices.length, 1);
+    assert.equal(invoices[0]?.gross, cents(total));
+    assert.deepEqual(invoices[0]?.document.notes, [`Amount due: ${total} ${completed.session_cost.currency} (the final charge failed).`]);
+
+    // While the debt is unpaid: no start, no removal of a payment method.
+    assertProblem(await start(d, evse('NORMAL')), 402, 'payment_error');
+    assertProblem(await ctx.call('DELETE', `${USERS}/${d.userId}/payment-methods/${d.pm}/`, { token: d.token }), 402, 'payment_error');
+    const methods = await ctx.call('GET', `${USERS}/${d.userId}/payment-methods/`, { token: d.token });
+    assert.equal(methods.body.count, 1, 'the method is still there');
+
+    // The customer pays with the processor's SDK (3-D Secure approved): the debt disappears.
+    const paid = await ctx.call('POST', `/sandbox/payment_intents/${debtIntent}/authenticate`, {
+      body: { client_secret: debt.payment_intent_client_secret, outcome: 'approve' },
+    });
+    assert.equal(paid.status, 200, paid.text);
+    assert.equal(paid.body.status, 'succeeded', paid.text);
+    await eventually(
+      async () => {
+        const listed = await ctx.call('GET', `${USERS}/${d.userId}/charging/debts/`, { token: d.token });
+        assert.equal(listed.status, 200, listed.text);
+        return listed.body.count === 0 && listed.body.results.length === 0 ? true : undefined;
+      },
+      'the debt cleared',
+      5_000,
+    );
+    const { rows } = await ctx.db.query<{ status: string; paid_at: Date | null }>('SELECT status, paid_at FROM charging_debts WHERE session_id = $1', [
+      session.id,
+    ]);
+    assert.equal(rows[0]?.status, 'paid');
+    assert.ok(rows[0]?.paid_at);
+
+    // Starting works again (this card wants authentication for every hold: 402 with a client secret, then 201).
+    const again = await start(d, evse('NORMAL'));
+    assert.equal(again.status, 402, again.text);
+    assert.equal(again.body.error.type, 'pre_authorization_failed');
+    const secret = again.body.error.payment_intent_client_secret as string;
+    const ok = await ctx.call('POST', `/sandbox/payment_intents/${secret.slice(0, secret.indexOf('_secret_'))}/authenticate`, {
+      body: { client_secret: secret, outcome: 'approve' },
+    });
+    assert.equal(ok.status, 200, ok.text);
+    const next = started(await start(d, evse('NORMAL')), evse('NORMAL'));
+    await untilStatus(d, next.id, 'active', 5_000);
+    assert.equal((await stop(d, next.id)).status, 204);
+    await billedAndInvoiced(d, next.id);
+  });
+});
