@@ -452,6 +452,16 @@ describe('a debt and its payment', () => {
     });
     assert.equal(paid.status, 200, paid.text);
     assert.equal(paid.body.status, 'succeeded', paid.text);
+    // The processor's webhook clears it (without anyone listing the debts) ...
+    await eventually(
+      async () => {
+        const { rows } = await ctx.db.query<{ status: string }>('SELECT status FROM charging_debts WHERE session_id = $1', [session.id]);
+        return rows[0]?.status === 'paid' ? true : undefined;
+      },
+      'the debt marked paid by the webhook',
+      5_000,
+    );
+    // ... and the list no longer shows it.
     await eventually(
       async () => {
         const listed = await ctx.call('GET', `${USERS}/${d.userId}/charging/debts/`, { token: d.token });

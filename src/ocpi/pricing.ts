@@ -283,7 +283,7 @@ export function toMinorUnits(amount: string, currency: string): number {
 export function fromMinorUnits(minor: number, currency: string): string {
   if (!Number.isSafeInteger(minor)) throw new RangeError(`not a whole number of minor units: ${minor}`);
   const decimals = currencyDecimals(currency);
-  return new Big(minor).div(new Big(10).pow(decimals)).toFixed(decimals);
+  return new Big(minor || 0).div(new Big(10).pow(decimals)).toFixed(decimals);
 }
 
 /** Exact half-up rounding of `scaled / 3600` to `decimals` (no division before the rounding). */

@@ -21,7 +21,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import Big from 'big.js';
 import type { CDR } from '../../ocpi/cdrs.ts';
 import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
-import { priceSessionExact } from '../../ocpi/pricing.ts';
+import { priceSessionExact, priceSessionUnrounded } from '../../ocpi/pricing.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
@@ -164,14 +164,15 @@ export function priceCdr(session: Pick<SessionRow, 'tariff' | 'time_zone' | 'sta
   const currency = cdr.currency.toUpperCase();
   const tariffIds = new Set((cdr.charging_periods ?? []).map((p) => p.tariff_id).filter(Boolean));
   const tariff = cdr.tariffs?.find((t) => tariffIds.has(t.id)) ?? cdr.tariffs?.[0] ?? session.tariff;
-  const engine = priceSessionExact({
+  const input = {
     tariff,
     currency,
     timeZone: session.time_zone,
     start: new Date(cdr.start_date_time),
     end: new Date(cdr.end_date_time),
     periods: cdr.charging_periods ?? [],
-  });
+  };
+  const engine = priceSessionExact(input);
   const cdrTotal = cdr.total_cost ? dec(cdr.total_cost.incl_vat ?? cdr.total_cost.excl_vat).toFixed(decimals(currency)) : null;
   const mismatch = cdrTotal !== null && dec(cdrTotal).minus(engine.total_cost.incl_vat).abs().gt(ONE_CENT);
   const useCdr = policy === 'cdr' && cdr.total_cost !== undefined;
@@ -223,20 +224,46 @@ export function priceCdr(session: Pick<SessionRow, 'tariff' | 'time_zone' | 'sta
         parking.excl_vat,
         parking.incl_vat,
         currency,
+        vatRateOf(tariff, 'PARKING_TIME'),
       ),
     );
   }
   const flat = part(engine.total_fixed_cost, cdr.total_fixed_cost);
   if (flat) lines.push(line('flat', 'Session fee', '1', 'session', null, flat.excl_vat, flat.incl_vat, currency, vatRateOf(tariff, 'FLAT')));
   const reservation = part(engine.total_reservation_cost, cdr.total_reservation_cost);
-  if (reservation) lines.push(line('reservation', 'Reservation', '1', 'reservation', null, reservation.excl_vat, reservation.incl_vat, currency));
-  // A minimum or maximum price of the tariff: the difference between the total and the parts.
+  if (reservation) {
+    const rate = vatRateOf(tariff, 'RESERVATION') ?? vatRateOf(tariff, 'TIME');
+    lines.push(line('reservation', 'Reservation', '1', 'reservation', null, reservation.excl_vat, reservation.incl_vat, currency, rate));
+  }
+  // A minimum or maximum price: the difference between the total and the parts, as a line of its own. Only when a
+  // bound applied (the unrounded total differs from the unrounded parts, or the CDR's total from its parts by more
+  // than their rounding): a rounding cent between separately rounded parts and total is not a line, the invoice's
+  // total is the sum of its lines.
   const total = useCdr
     ? { excl_vat: dec((cdr.total_cost as { excl_vat: number }).excl_vat), incl_vat: dec(cdr.total_cost?.incl_vat ?? cdr.total_cost?.excl_vat ?? 0) }
     : { excl_vat: dec(engine.total_cost.excl_vat), incl_vat: dec(engine.total_cost.incl_vat) };
   const sumNet = lines.reduce((sum, l) => sum.plus(l.net), new Big(0));
   const sumGross = lines.reduce((sum, l) => sum.plus(l.gross), new Big(0));
-  if (!total.excl_vat.eq(sumNet) || !total.incl_vat.eq(sumGross)) {
+  const raw = priceSessionUnrounded(input);
+  const rawParts = [raw.total_fixed_cost, raw.total_energy_cost, raw.total_time_cost, raw.total_parking_cost, raw.total_reservation_cost].filter(
+    (p) => p !== undefined,
+  );
+  const rawNet = rawParts.reduce((sum, p) => sum.plus(p.excl_vat), new Big(0));
+  const boundApplied = useCdr ? total.excl_vat.minus(sumNet).abs().gt(ONE_CENT.times(lines.length)) : !raw.total_cost.excl_vat.eq(rawNet);
+  if (!boundApplied && lines.length > 0 && (!total.excl_vat.eq(sumNet) || !total.incl_vat.eq(sumGross))) {
+    // Rounding: the total (rounded once) and the separately rounded parts differ by a cent or so. The largest line
+    // absorbs it, so the invoice's total is the engine's (or the CDR's) total.
+    const largest = lines.reduce((a, b) => (dec(b.gross).gt(a.gross) ? b : a));
+    const places = decimals(currency);
+    const net = dec(largest.net).plus(total.excl_vat.minus(sumNet));
+    const gross = dec(largest.gross).plus(total.incl_vat.minus(sumGross));
+    largest.net = net.toFixed(places);
+    largest.gross = gross.toFixed(places);
+    largest.vat = gross.minus(net).toFixed(places);
+  }
+  if (boundApplied && (!total.excl_vat.eq(sumNet) || !total.incl_vat.eq(sumGross))) {
+    const rates = new Set(lines.map((l) => l.vat_rate));
+    const shared = rates.size === 1 ? [...rates][0] : undefined;
     lines.push(
       line(
         'adjustment',
@@ -247,6 +274,7 @@ export function priceCdr(session: Pick<SessionRow, 'tariff' | 'time_zone' | 'sta
         total.excl_vat.minus(sumNet).toString(),
         total.incl_vat.minus(sumGross).toString(),
         currency,
+        shared ?? vatRateOf(tariff, 'ENERGY') ?? '0',
       ),
     );
   }
