@@ -26,7 +26,7 @@ import { randomUUID } from 'node:crypto';
 import Big from 'big.js';
 import type { CDR } from '../../ocpi/cdrs.ts';
 import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
-import { localTime, priceSession, tariffValidAt } from '../../ocpi/pricing.ts';
+import { localTime, priceSessionExact, tariffValidAt } from '../../ocpi/pricing.ts';
 import type { Session as OcpiSession } from '../../ocpi/sessions.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
@@ -209,7 +209,7 @@ export function fallbackTariff(
 export function estimateCost(session: Pick<repo.SessionRow, 'tariff' | 'time_zone' | 'starting_fee' | 'currency'>, ocpi: OcpiSession, now: Date): number {
   const start = new Date(ocpi.start_date_time);
   const end = ocpi.end_date_time ? new Date(ocpi.end_date_time) : new Date(Math.max(now.getTime(), start.getTime()));
-  const costs = priceSession({
+  const costs = priceSessionExact({
     tariff: session.tariff,
     currency: session.currency,
     timeZone: session.time_zone,
@@ -217,7 +217,7 @@ export function estimateCost(session: Pick<repo.SessionRow, 'tariff' | 'time_zon
     end,
     periods: ocpi.charging_periods ?? [],
   });
-  let gross = new Big(String(costs.total_cost.incl_vat));
+  let gross = new Big(costs.total_cost.incl_vat);
   if (session.starting_fee) gross = gross.plus(new Big(session.starting_fee.price).times(new Big(session.starting_fee.vat).div(100).plus(1)));
   return toMinorUnits(gross, session.currency);
 }
