@@ -16,10 +16,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OcpiEvse, OcpiLocation } from '../src/ocpi/locations-tariffs.ts';
-import { systemClock } from '../src/platform/clock.ts';
-import { type CpoSandbox, createCpoSandbox, type Scenario, scenarioEvseId } from '../src/sandbox/cpo/index.ts';
+import type { CpoSandbox, Scenario } from '../src/sandbox/cpo/index.ts';
+import { type Driver, newDriver, scenarioEvse, startCpoNetwork } from './charging-support.ts';
 import { assertProblem, setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
-import { CARDS, connectCard, eventually, newOwner, type Owner, USERS } from './payments-support.ts';
+import { CARDS, eventually, type Owner, USERS } from './payments-support.ts';
 
 let ctx: TestContext;
 let cpo: CpoSandbox;
@@ -35,29 +35,13 @@ before(async () => {
     payments: { webhooks: true },
     env: { OCPI_REQUEST_TIMEOUT_MS: '1500', CHARGING_START_TIMEOUT_SECONDS: String(START_TIMEOUT_S) },
   });
-  cpo = await createCpoSandbox({
-    db: ctx.db,
-    clock: systemClock,
-    locations: 40,
-    seed: 11,
-    timeCompression: 600,
-    statusChangesPerSecond: 0,
-    tickMs: 50,
-    commandDelayMs: 20,
-    activationDelayMs: 100,
-    sessionUpdateIntervalMs: 150,
+  cpo = await startCpoNetwork(ctx, {
     commandTimeoutSeconds: COMMAND_TIMEOUT_S,
     lateCdrDelayMs: LATE_CDR_MS,
     interruptAfterSeconds: 120,
     noUpdatesEndAfterSeconds: 120,
     hangMs: 3_000,
-    retryBaseMs: 100,
   });
-  await cpo.listen({ port: 0 });
-  const connection = await ctx.ocpi.connections.connect({ versionsUrl: cpo.versionsUrl, token: await cpo.issueTokenA(), name: 'network' });
-  await ctx.ocpi.sync.syncConnection(connection, { full: true });
-  await ctx.catalogue.reload();
-  cpo.startBackgroundWork();
   ctx.jobs.start();
 });
 after(async () => {
@@ -65,25 +49,10 @@ after(async () => {
   await ctx?.close();
 });
 
-function evse(scenario: Scenario): string {
-  const party = cpo.scenarioParties[0];
-  assert.ok(party);
-  return scenarioEvseId(party, scenario);
-}
-
-type Driver = Owner & { pm: string };
+const evse = (scenario: Scenario) => scenarioEvse(cpo, scenario);
 
 /** A user with complete billing details and a card. */
-async function driver(card: string = CARDS.visa): Promise<Driver> {
-  const owner = await newOwner(ctx);
-  const billing = await ctx.call('PUT', `${USERS}/${owner.userId}/billing-details/`, {
-    token: owner.token,
-    body: { account_type: 'personal', first_name: 'Jürgen', last_name: 'Müller', line1: 'Hauptstraße 5', postal_code: '10115', city: 'Berlin', country: 'DE' },
-  });
-  assert.equal(billing.status, 200, billing.text);
-  const pm = await connectCard(ctx, owner, card);
-  return { ...owner, pm };
-}
+const driver = (card: string = CARDS.visa): Promise<Driver> => newDriver(ctx, { card });
 
 const start = (d: Driver, evseId: string) =>
   ctx.call('POST', `${USERS}/${d.userId}/charging/start/`, { token: d.token, body: { payment_method_id: d.pm, evse_id: evseId } });

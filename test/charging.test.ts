@@ -4,38 +4,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PDFParse } from 'pdf-parse';
-import { systemClock } from '../src/platform/clock.ts';
-import { type CpoSandbox, createCpoSandbox, type Scenario, scenarioEvseId } from '../src/sandbox/cpo/index.ts';
+import type { CpoSandbox, Scenario } from '../src/sandbox/cpo/index.ts';
+import { newDriver, scenarioEvse, startCpoNetwork } from './charging-support.ts';
 import { assertProblem, setupTestApp, type TestContext } from './helpers.ts';
-import { CARDS, connectCard, eventually, newOwner, type Owner, USERS } from './payments-support.ts';
+import { CARDS, eventually, newOwner, type Owner, USERS } from './payments-support.ts';
 
 let ctx: TestContext;
 let cpo: CpoSandbox;
 
 before(async () => {
   ctx = await setupTestApp({ listen: 0, payments: { webhooks: true }, env: { OCPI_REQUEST_TIMEOUT_MS: '1500' } });
-  cpo = await createCpoSandbox({
-    db: ctx.db,
-    clock: systemClock,
-    locations: 40,
-    seed: 11,
-    timeCompression: 600,
-    statusChangesPerSecond: 0,
-    tickMs: 50,
-    commandDelayMs: 20,
-    activationDelayMs: 100,
-    sessionUpdateIntervalMs: 150,
-    lateCdrDelayMs: 600,
-    interruptAfterSeconds: 120,
-    noUpdatesEndAfterSeconds: 120,
-    hangMs: 3_000,
-    retryBaseMs: 100,
-  });
-  await cpo.listen({ port: 0 });
-  const connection = await ctx.ocpi.connections.connect({ versionsUrl: cpo.versionsUrl, token: await cpo.issueTokenA(), name: 'network' });
-  await ctx.ocpi.sync.syncConnection(connection, { full: true });
-  await ctx.catalogue.reload();
-  cpo.startBackgroundWork();
+  cpo = await startCpoNetwork(ctx, { lateCdrDelayMs: 600, interruptAfterSeconds: 120, noUpdatesEndAfterSeconds: 120, hangMs: 3_000 });
   ctx.jobs.start();
 });
 after(async () => {
@@ -43,24 +22,10 @@ after(async () => {
   await ctx?.close();
 });
 
-function evse(scenario: Scenario): string {
-  const party = cpo.scenarioParties[0];
-  assert.ok(party);
-  return scenarioEvseId(party, scenario);
-}
+const evse = (scenario: Scenario) => scenarioEvse(cpo, scenario);
 
 /** A user with complete billing details and a card. */
-async function driver(card: string = CARDS.visa, owner?: Owner): Promise<Owner & { pm: string }> {
-  const base = owner ?? (await newOwner(ctx));
-  const userId = owner ? (await ctx.call('POST', `${USERS}/`, { token: owner.token, body: {} })).body.id : base.userId;
-  const billing = await ctx.call('PUT', `${USERS}/${userId}/billing-details/`, {
-    token: base.token,
-    body: { account_type: 'personal', first_name: 'Jürgen', last_name: 'Müller', line1: 'Hauptstraße 5', postal_code: '10115', city: 'Berlin', country: 'DE' },
-  });
-  assert.equal(billing.status, 200, billing.text);
-  const pm = await connectCard(ctx, { ...base, userId }, card, userId);
-  return { ...base, userId, pm };
-}
+const driver = (card: string = CARDS.visa) => newDriver(ctx, { card });
 
 const start = (d: Owner & { pm: string }, evseId: string) =>
   ctx.call('POST', `${USERS}/${d.userId}/charging/start/`, { token: d.token, body: { payment_method_id: d.pm, evse_id: evseId } });

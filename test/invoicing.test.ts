@@ -17,12 +17,12 @@ import { createUsersService } from '../src/modules/users/service.ts';
 import type { CDR } from '../src/ocpi/cdrs.ts';
 import type { OcpiEvse, OcpiLocation, OcpiTariff } from '../src/ocpi/locations-tariffs.ts';
 import { priceSessionExact } from '../src/ocpi/pricing.ts';
-import { systemClock } from '../src/platform/clock.ts';
 import { createDatabase } from '../src/platform/db.ts';
 import { createJobRunner } from '../src/platform/jobs.ts';
-import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
+import type { CpoSandbox } from '../src/sandbox/cpo/index.ts';
+import { newDriver, startCpoNetwork } from './charging-support.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
-import { CARDS, connectCard, eventually, newOwner, type Owner, USERS } from './payments-support.ts';
+import { eventually, type Owner, USERS } from './payments-support.ts';
 
 // ---------------------------------------------------------------------------
 // priceCdr
@@ -410,24 +410,7 @@ describe('invoice numbers under concurrent billing', () => {
   before(async () => {
     // No webhooks: payment methods and holds are read from the processor's answers.
     ctx = await setupTestApp({ listen: 0, env: { OCPI_REQUEST_TIMEOUT_MS: '1500' } });
-    cpo = await createCpoSandbox({
-      db: ctx.db,
-      clock: systemClock,
-      locations: 40,
-      seed: 11,
-      timeCompression: 600,
-      statusChangesPerSecond: 0,
-      tickMs: 50,
-      commandDelayMs: 20,
-      activationDelayMs: 100,
-      sessionUpdateIntervalMs: 150,
-      retryBaseMs: 100,
-    });
-    await cpo.listen({ port: 0 });
-    const connection = await ctx.ocpi.connections.connect({ versionsUrl: cpo.versionsUrl, token: await cpo.issueTokenA(), name: 'network' });
-    await ctx.ocpi.sync.syncConnection(connection, { full: true });
-    await ctx.catalogue.reload();
-    cpo.startBackgroundWork();
+    cpo = await startCpoNetwork(ctx);
     // The app's job runner is NOT started: the bill jobs the CDRs queue wait for the test.
   });
   after(async () => {
@@ -435,15 +418,7 @@ describe('invoice numbers under concurrent billing', () => {
     await ctx?.close();
   });
 
-  async function driver(): Promise<Owner & { pm: string }> {
-    const owner = await newOwner(ctx);
-    const billing = await ctx.call('PUT', `${USERS}/${owner.userId}/billing-details/`, {
-      token: owner.token,
-      body: { account_type: 'personal', first_name: 'Ada', last_name: 'Lovelace', line1: 'Hauptstraße 5', postal_code: '10115', city: 'Berlin', country: 'DE' },
-    });
-    assert.equal(billing.status, 200, billing.text);
-    return { ...owner, pm: await connectCard(ctx, owner, CARDS.visa) };
-  }
+  const driver = () => newDriver(ctx, { firstName: 'Ada', lastName: 'Lovelace' });
 
   /** Ordinary EVSEs (they behave like NORMAL) that we and the CPO see AVAILABLE and that can be started remotely. */
   function availableEvses(n: number): string[] {
