@@ -44,7 +44,9 @@
 //   the currency's minor unit (2 decimals; 0 for ISK and JPY). Amounts are
 //   kept multiplied by 3600 (currency x seconds per hour) so that time prices
 //   need no division before that final, exact rounding.
+
 import Big from 'big.js';
+import { currencyExponent } from '../platform/money.ts';
 import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from './locations-tariffs.ts';
 import type { ChargingPeriod } from './sessions.ts';
 
@@ -120,7 +122,6 @@ const SHORT_WEEKDAYS: Record<string, (typeof WEEKDAYS)[number]> = {
   Sat: 'SATURDAY',
   Sun: 'SUNDAY',
 };
-const CURRENCY_DECIMALS: Record<string, number> = { ISK: 0, JPY: 0 };
 
 const dec = (n: number | string): Big => new Big(typeof n === 'number' ? String(n) : n);
 
@@ -263,8 +264,9 @@ export function tariffValidAt(tariff: OcpiTariff, at: Date): boolean {
 // ---------------------------------------------------------------------------
 // Money
 
+/** The currency's minor-unit decimals (ISO 4217 exponent; one table for the whole service: platform/money.ts). */
 export function currencyDecimals(currency: string): number {
-  return CURRENCY_DECIMALS[currency] ?? 2;
+  return currencyExponent(currency);
 }
 
 const DECIMAL = /^-?\d+(\.\d+)?$/;

@@ -26,7 +26,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { enqueue, RetryLater } from '../../platform/jobs.ts';
-import { fromMinorUnits, toMinorUnits } from '../../platform/money.ts';
+import { currencyExponent, fromMinorUnits, toMinorUnits } from '../../platform/money.ts';
 import type { SessionRow } from '../charging/repository.ts';
 import type { SessionCost } from '../charging/service.ts';
 import type { PaymentsService } from '../payments/service.ts';
@@ -129,7 +129,7 @@ function line(
   };
 }
 
-const decimals = (currency: string) => fromMinorUnits(1, currency).split('.')[1]?.length ?? 0;
+const decimals = currencyExponent;
 
 /** The unit price of a dimension in the tariff (the first component of that type; informative only). */
 function unitPriceOf(tariff: OcpiTariff | undefined, type: string, perMinute: boolean): string | null {
