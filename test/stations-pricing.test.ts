@@ -63,4 +63,21 @@ describe('pricingFor: settings in the currency of the location’s country', () 
     assert.equal(sweden.preAuthorization?.roundUpTo, '10');
     assert.equal(sweden.preAuthorization?.maximum, '1650.00');
   });
+
+  test('narrow bounds never cross when rounded to the step: 1..1 EUR holds 10 SEK and 400 HUF', () => {
+    const narrow = { ...config, preAuthorization: { ...config.preAuthorization, minimum: '1.00', maximum: '1.00' } };
+    for (const [country, amount] of [
+      ['SWE', '10.00'],
+      ['HUN', '400.00'],
+      ['CZE', '20.00'],
+      ['DEU', '1.00'],
+    ] as const) {
+      const options = pricingFor(country, narrow);
+      assert.equal(options.preAuthorization?.minimum, amount, country);
+      assert.equal(options.preAuthorization?.maximum, amount, country);
+    }
+    // Below one step (0.5 EUR is 5.50 SEK): one step is held.
+    const tiny = pricingFor('SWE', { ...config, preAuthorization: { ...config.preAuthorization, minimum: '0.50', maximum: '0.50' } });
+    assert.equal(tiny.preAuthorization?.maximum, '10.00');
+  });
 });

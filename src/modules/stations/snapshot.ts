@@ -169,14 +169,20 @@ export function pricingFor(country: string, config: PricingConfig): Omit<PriceGr
   const scale = (eur: string, dp: number) => new Big(eur).times(rate).round(dp, Big.roundHalfUp).toFixed(dp);
   const step = rate.gte(50) ? '100' : rate.gte(5) ? '10' : config.preAuthorization.roundUpTo;
   const rule = config.preAuthorization;
+  // Bounds in whole steps: the maximum rounded down (at least one step), the minimum rounded up but never above
+  // the maximum (narrow euro bounds such as 1..1 EUR would otherwise cross in SEK: 20..10).
+  const maximumSteps = new Big(scale(rule.maximum, 2)).div(step).round(0, Big.roundDown);
+  const maximum = (maximumSteps.lt(1) ? new Big(1) : maximumSteps).times(step);
+  const minimumUp = new Big(scale(rule.minimum, 2)).div(step).round(0, Big.roundUp).times(step);
+  const minimum = minimumUp.gt(maximum) ? maximum : minimumUp;
   return {
     currency,
     ...(config.fallbackKwhPriceEur ? { fallback: { currency, kwhPrice: scale(config.fallbackKwhPriceEur, 2), vat } } : {}),
     ...(config.startingFeeEur ? { startingFee: { price: scale(config.startingFeeEur, 2), vat } } : {}),
     preAuthorization: {
       ...rule,
-      minimum: new Big(scale(rule.minimum, 2)).div(step).round(0, Big.roundUp).times(step).toFixed(2),
-      maximum: new Big(scale(rule.maximum, 2)).div(step).round(0, Big.roundDown).times(step).toFixed(2),
+      minimum: minimum.toFixed(2),
+      maximum: maximum.toFixed(2),
       roundUpTo: step,
     },
   };
