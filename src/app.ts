@@ -19,6 +19,7 @@ import { usersRoutes } from './modules/users/routes.ts';
 import { createUsersService } from './modules/users/service.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
+import { crashPoints } from './platform/crash-points.ts';
 import type { Database } from './platform/db.ts';
 import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platform/errors.ts';
 import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
@@ -100,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   if (payments && deps.ocpi) {
     const ocpi = deps.ocpi;
     const ingestion = deps.ingestion ?? createIngestion({ db, clock });
+    const crashPoint = crashPoints(config.testCrashPoints);
     let charging: Charging | undefined;
     const invoicing = createInvoicing({
       db,
@@ -110,26 +112,36 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       cdr: ocpi.cdr,
       users,
       log: app.log,
+      crashPoint,
     });
     charging = createCharging({
       db,
       clock,
-      config: { startTimeoutMs: config.charging.startTimeoutMs, stalledStartMs: config.charging.stalledStartMs },
+      config: {
+        startTimeoutMs: config.charging.startTimeoutMs,
+        stalledStartMs: config.charging.stalledStartMs,
+        stalledStopMs: config.charging.stalledStopMs,
+      },
       users,
       payments,
       catalogue: deps.catalogue,
       ingestion,
       commands: ocpi.commands,
       tokenForUser: ocpi.tokens.forUser,
+      pullFromCpos: () => ocpi.reconcile(),
+      recentCdrs: ocpi.recentCdrs,
       pricing: config.pricing,
       hasUnpaidDebt: invoicing.hasUnpaidDebt,
       sessionCosts: invoicing.sessionCosts,
       log: app.log,
+      crashPoint,
     });
     const active = charging;
     ocpi.on({
       sessionChanged: (tx, session) => active.sessionChanged(tx, session),
-      cdrReceived: (tx, cdr) => active.cdrReceived(tx, cdr),
+      cdrReceived: async (tx, cdr) => {
+        await active.cdrReceived(tx, cdr);
+      },
       commandResult: (tx, commandId, result) => active.commandResult(tx, commandId, result),
     });
     removalGuards.push(active.paymentMethodGuard, invoicing.paymentMethodGuard);
@@ -146,7 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
     modules.jobHandlers = {
       [CHARGING_QUEUES.releaseHold]: (payload: never) => active.releaseHold(sessionOf(payload)),
       [CHARGING_QUEUES.startDeadline]: (payload: never) => active.startDeadline(sessionOf(payload)),
-      [CHARGING_QUEUES.stopOrphan]: (payload: never) => active.stopOrphan(sessionOf(payload)),
+      [CHARGING_QUEUES.stopAtCpo]: (payload: never) => active.stopAtCpo(sessionOf(payload)),
       [CHARGING_QUEUES.bill]: (payload: never) => invoicing.bill(sessionOf(payload)),
     };
   }

@@ -190,7 +190,13 @@ export async function main(): Promise<void> {
     // Durable background work (billing, hold releases, start deadlines), shared by every process on this database.
     if (config.charging.jobsEnabled && Object.keys(app.modules.jobHandlers).length > 0) {
       const jobLog = log.child({ component: 'jobs' });
-      jobs = createJobRunner({ db, clock, handlers: app.modules.jobHandlers, log: (level, message, fields) => jobLog[level](fields ?? {}, message) });
+      jobs = createJobRunner({
+        db,
+        clock,
+        handlers: app.modules.jobHandlers,
+        leaseMs: config.charging.jobLeaseMs,
+        log: (level, message, fields) => jobLog[level](fields ?? {}, message),
+      });
       jobs.start();
       const modules = app.modules;
       const repairs = setInterval(() => {

@@ -32,7 +32,7 @@ function required(name: string): string {
 }
 
 /** A fresh database cloned from the migrated template; `drop` closes and removes it. */
-export async function createTestDatabase(): Promise<{ db: Database; drop(): Promise<void> }> {
+export async function createTestDatabase(): Promise<{ db: Database; url: string; drop(): Promise<void> }> {
   const adminUrl = required('CA_TEST_ADMIN_URL');
   const name = `${required('CA_TEST_DB_PREFIX')}${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -44,6 +44,7 @@ export async function createTestDatabase(): Promise<{ db: Database; drop(): Prom
   const db = createDatabase(url.toString(), { max: 10 });
   return {
     db,
+    url: url.toString(),
     async drop() {
       await db.close();
       const dropper = new pg.Client({ connectionString: adminUrl });

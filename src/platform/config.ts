@@ -1,6 +1,7 @@
 // The only place that reads process.env. Every setting is parsed and validated
 // here; anything wrong stops start-up with a message that names the variable.
 import path from 'node:path';
+import { CRASH_POINTS } from './crash-points.ts';
 
 export type RuntimeMode = 'development' | 'production' | 'test';
 export type JwtAlgorithm = 'EdDSA' | 'ES256' | 'RS256';
@@ -70,6 +71,8 @@ export interface Config {
   ocpi: OcpiConfig;
   charging: ChargingSettings;
   invoicing: InvoicingSettings;
+  /** TEST_CRASH_POINTS: points where the process kills itself (crash tests); refused in production. */
+  testCrashPoints: string[];
 }
 
 export interface ChargingSettings {
@@ -77,10 +80,14 @@ export interface ChargingSettings {
   startTimeoutMs: number;
   /** A start that has not moved for this long was cut short (a crash): failed, hold released. */
   stalledStartMs: number;
+  /** A stop the CPO has not finished (no message) for this long: CPOs are asked for what we missed, STOP_SESSION sent again. */
+  stalledStopMs: number;
   /** Which price wins when our tariff engine and the CPO's CDR differ by more than a cent. */
   pricePolicy: 'engine' | 'cdr';
   /** Background jobs (billing, releases, reconciliation) in this process. */
   jobsEnabled: boolean;
+  /** A job whose worker stopped renewing its lease this long ago (a killed process) is run again. */
+  jobLeaseMs: number;
   /** Repairs of sessions and holds this often. */
   reconcileIntervalMs: number;
 }
@@ -312,6 +319,15 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     if (!/^[a-z]{2}(-[A-Z]{2})?$/.test(locale)) throw new ConfigError('LOCALES', `"${locale}" is not a locale such as en or de-AT`);
   }
 
+  const testCrashPoints = (read(env, 'TEST_CRASH_POINTS') ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  if (testCrashPoints.length > 0 && mode === 'production') throw new ConfigError('TEST_CRASH_POINTS', 'kills the process on purpose: refused in production');
+  for (const name of testCrashPoints) {
+    if (!(CRASH_POINTS as readonly string[]).includes(name)) throw new ConfigError('TEST_CRASH_POINTS', `"${name}" is not one of ${CRASH_POINTS.join(', ')}`);
+  }
+
   return {
     mode,
     host: hostName,
@@ -334,9 +350,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ocpi: ocpiConfig(env, mode),
     charging: {
       startTimeoutMs: integer(env, 'CHARGING_START_TIMEOUT_SECONDS', 120, 10, 3600) * 1000,
-      stalledStartMs: integer(env, 'CHARGING_STALLED_START_SECONDS', 120, 10, 3600) * 1000,
+      stalledStartMs: integer(env, 'CHARGING_STALLED_START_SECONDS', 120, 2, 3600) * 1000,
+      stalledStopMs: integer(env, 'CHARGING_STALLED_STOP_SECONDS', 600, 2, 86_400) * 1000,
       pricePolicy: oneOf(env, 'CHARGING_PRICE_POLICY', ['engine', 'cdr'] as const, 'engine'),
       jobsEnabled: boolean(env, 'JOBS_ENABLED', true),
+      jobLeaseMs: integer(env, 'JOBS_LEASE_SECONDS', 30, 2, 3600) * 1000,
       reconcileIntervalMs: integer(env, 'CHARGING_RECONCILE_SECONDS', 60, 1, 86_400) * 1000,
     },
     invoicing: {
@@ -352,6 +370,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       numberPrefix: invoicePrefix(env),
       linkTtlMs: integer(env, 'INVOICE_LINK_TTL_SECONDS', 3600, 60, 7 * 86_400) * 1000,
     },
+    testCrashPoints,
   };
 }
 

@@ -9,6 +9,16 @@ export function currencyExponent(currency: string): number {
   return EXPONENTS[currency.toUpperCase()] ?? 2;
 }
 
+/**
+ * The smallest amount card processors accept in one charge, in minor units (Stripe's published minimums: 0.50
+ * of the major unit unless listed). A remainder below it can never be charged on its own.
+ */
+const MINIMUM_CHARGES: Record<string, number> = { GBP: 30, HKD: 400, JPY: 50, MXN: 1000, CZK: 1500, DKK: 250, NOK: 300, SEK: 300, HUF: 17500, PLN: 200 };
+
+export function minimumCharge(currency: string): number {
+  return MINIMUM_CHARGES[currency.toUpperCase()] ?? 50;
+}
+
 /** "12.40" EUR -> 1240. Rounds half up to the minor unit (an amount with more decimals is a caller's slip, not money). */
 export function toMinorUnits(amount: string | Big, currency: string): number {
   const value = (typeof amount === 'string' ? new Big(amount) : amount).times(new Big(10).pow(currencyExponent(currency))).round(0, Big.roundHalfUp);

@@ -29,6 +29,7 @@ import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
 import { localTime, priceSessionExact, tariffValidAt } from '../../ocpi/pricing.ts';
 import type { Session as OcpiSession } from '../../ocpi/sessions.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { type CrashPoint, noCrashPoints } from '../../platform/crash-points.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 import { AppError, notFound, validationError } from '../../platform/errors.ts';
 import { enqueue } from '../../platform/jobs.ts';
@@ -47,7 +48,8 @@ import * as repo from './repository.ts';
 export const CHARGING_QUEUES = {
   releaseHold: 'charging.release-hold',
   startDeadline: 'charging.start-deadline',
-  stopOrphan: 'charging.stop-orphan',
+  /** STOP_SESSION for a session we gave up on that runs anyway, or one still running after the user's stop. */
+  stopAtCpo: 'charging.stop-at-cpo',
   reconcile: 'charging.reconcile',
   /** The invoicing module's: bill a completed session. */
   bill: 'invoicing.bill',
@@ -58,9 +60,11 @@ export interface ChargingConfig {
   startTimeoutMs: number;
   /** A start saga that has not moved for this long was cut short (a crash): failed, hold released. */
   stalledStartMs: number;
+  /** A stop the CPO has not finished (no message) for this long: CPOs are asked for what we missed, STOP_SESSION sent again. */
+  stalledStopMs: number;
 }
 
-export const DEFAULT_CHARGING_CONFIG: ChargingConfig = { startTimeoutMs: 120_000, stalledStartMs: 120_000 };
+export const DEFAULT_CHARGING_CONFIG: ChargingConfig = { startTimeoutMs: 120_000, stalledStartMs: 120_000, stalledStopMs: 600_000 };
 
 export interface ChargingLog {
   info(fields: object, message: string): void;
@@ -95,11 +99,17 @@ export interface ChargingDeps {
   ingestion: Pick<Ingestion, 'findLocation' | 'findTariff'>;
   commands: Pick<Commands, 'startSession' | 'stopSession'>;
   tokenForUser(userId: string): Promise<OcpiToken | undefined>;
+  /** The OCPI module: pull what every CPO changed since the last pull (Session updates and CDRs we missed). */
+  pullFromCpos?(): Promise<void>;
+  /** The OCPI module: CDRs received since `since` (newest first). */
+  recentCdrs?(since: Date, limit: number): Promise<CDR[]>;
   pricing: PricingConfig;
   /** The invoicing module: whether the user owes money (no start then), and what billed sessions cost. */
   hasUnpaidDebt(q: Queryable, clientId: string, userId: string): Promise<boolean>;
   sessionCosts(q: Queryable, clientId: string, sessionIds: readonly string[]): Promise<Map<string, SessionCost>>;
   log?: ChargingLog;
+  /** Crash tests only: kills the process at a named step (a no-op unless TEST_CRASH_POINTS names it). */
+  crashPoint?: CrashPoint;
 }
 
 export interface SessionView {
@@ -226,6 +236,9 @@ export function createCharging(deps: ChargingDeps) {
   const { db, clock } = deps;
   const config: ChargingConfig = { ...DEFAULT_CHARGING_CONFIG, ...deps.config };
   const log = deps.log;
+  const crash = deps.crashPoint ?? noCrashPoints;
+  /** When the reconciliation last asked the CPOs for what we missed (ms). */
+  let lastPull: number | undefined;
 
   async function views(q: Queryable, clientId: string, rows: repo.SessionRow[]): Promise<SessionView[]> {
     const [holds, costs] = await Promise.all([
@@ -451,7 +464,9 @@ export function createCharging(deps: ChargingDeps) {
       throw error;
     }
     if (placed.status === 'authorized') {
+      crash('start:hold-placed');
       await repo.updateSession(db, row.id, { start_step: 'held' }, clock.now(), ['pending']);
+      crash('start:held');
       return;
     }
     if (placed.status === 'requires_action' && placed.clientSecret) {
@@ -491,6 +506,7 @@ export function createCharging(deps: ChargingDeps) {
       command_id: commandId,
     });
     if (outcome.outcome === 'accepted') {
+      crash('start:command-accepted');
       const now = clock.now();
       const deadline = new Date(now.getTime() + Math.max(config.startTimeoutMs, outcome.timeoutSeconds * 1000));
       const accepted = await db.transaction(async (tx) => {
@@ -517,21 +533,31 @@ export function createCharging(deps: ChargingDeps) {
     throw new AppError('charging_provider_error', detail);
   }
 
-  /** The session a CPO message is about: ours by authorization_reference (our id), else by the CPO's session id. */
+  /**
+   * The session a CPO message is about: ours by authorization_reference (our id), else by the CPO's session id,
+   * else (a CPO that echoes neither, about a session it never reported) the token's user on that EVSE.
+   */
   async function sessionOf(
     tx: Queryable,
     message: { country_code: string; party_id: string; authorization_reference?: string; session_id?: string; id?: string },
+    seen?: { tokenUid: string; tokenType: string; locationId: string; evseUid: string | undefined; start: string },
   ) {
+    const country_code = message.country_code.toUpperCase();
+    const party_id = message.party_id.toUpperCase();
     const ref = message.authorization_reference;
     if (ref && UUID.test(ref)) {
       const row = await repo.findSession(tx, ref.toLowerCase(), { forUpdate: true });
-      if (row && row.country_code === message.country_code.toUpperCase() && row.party_id === message.party_id.toUpperCase()) return row;
+      if (row && row.country_code === country_code && row.party_id === party_id) return row;
     }
     const sessionId = message.session_id ?? message.id;
-    if (!sessionId) return undefined;
-    return repo.findByOcpiSession(
+    const known = sessionId ? await repo.findByOcpiSession(tx, { country_code, party_id, id: sessionId }, { forUpdate: true }) : undefined;
+    if (known || !seen || seen.tokenType !== 'APP_USER' || !UUID.test(seen.tokenUid) || !seen.evseUid) return known;
+    // Started by us moments before the CPO's clock says the session started (clocks differ: 5 minutes' grace).
+    const startedBy = new Date(new Date(seen.start).getTime() + 5 * 60_000);
+    if (Number.isNaN(startedBy.getTime())) return undefined;
+    return repo.findByTokenAndEvse(
       tx,
-      { country_code: message.country_code.toUpperCase(), party_id: message.party_id.toUpperCase(), id: sessionId },
+      { user_id: seen.tokenUid.toLowerCase(), country_code, party_id, location_id: seen.locationId, evse_uid: seen.evseUid, startedBy },
       { forUpdate: true },
     );
   }
@@ -553,8 +579,11 @@ export function createCharging(deps: ChargingDeps) {
 
     async start(clientId: string, userId: string, body: { payment_method_id: string; evse_id: string }): Promise<SessionView> {
       const { row, adopted } = await begin(clientId, userId, body);
+      crash('start:begun');
       await hold(row, adopted);
-      return view(db, await command(row));
+      const started = await command(row);
+      crash('start:accepted');
+      return view(db, started);
     },
 
     async stop(clientId: string, userId: string, sessionId: string): Promise<void> {
@@ -577,6 +606,7 @@ export function createCharging(deps: ChargingDeps) {
         command_id: commandId,
       });
       if (outcome.outcome === 'accepted') {
+        crash('stop:command-accepted');
         await repo.updateSession(db, row.id, { status: 'stopping' }, clock.now(), ['pending', 'active']);
         return;
       }
@@ -626,14 +656,20 @@ export function createCharging(deps: ChargingDeps) {
     // --- CPO messages (inside the transaction storing them) -------------------------------
 
     async sessionChanged(tx: Queryable, ocpi: OcpiSession): Promise<void> {
-      const row = await sessionOf(tx, ocpi);
+      const row = await sessionOf(tx, ocpi, {
+        tokenUid: ocpi.cdr_token.uid,
+        tokenType: ocpi.cdr_token.type,
+        locationId: ocpi.location_id,
+        evseUid: ocpi.evse_uid,
+        start: ocpi.start_date_time,
+      });
       if (!row) return;
       const now = clock.now();
       if (row.status === 'failed' || row.status === 'completed') {
         // A session we gave up on is running after all: stop it (its CDR is still billed).
         if (row.status === 'failed' && (ocpi.status === 'ACTIVE' || ocpi.status === 'PENDING' || ocpi.status === 'RESERVATION')) {
           if (!row.ocpi_session_id) await repo.updateSession(tx, row.id, { ocpi_session_id: ocpi.id }, now);
-          await enqueue(tx, { queue: CHARGING_QUEUES.stopOrphan, payload: { session_id: row.id }, key: row.id }, now);
+          await enqueue(tx, { queue: CHARGING_QUEUES.stopAtCpo, payload: { session_id: row.id }, key: row.id }, now);
           log?.warn({ session_id: row.id, ocpi_session_id: ocpi.id }, 'the CPO runs a session we had given up on: stopping it');
         }
         return;
@@ -679,15 +715,21 @@ export function createCharging(deps: ChargingDeps) {
       }
     },
 
-    async cdrReceived(tx: Queryable, cdr: CDR): Promise<void> {
-      const row = await sessionOf(tx, cdr);
+    async cdrReceived(tx: Queryable, cdr: CDR, options: { quiet?: boolean } = {}): Promise<boolean> {
+      const row = await sessionOf(tx, cdr, {
+        tokenUid: cdr.cdr_token.uid,
+        tokenType: cdr.cdr_token.type,
+        locationId: cdr.cdr_location.id,
+        evseUid: cdr.cdr_location.evse_uid,
+        start: cdr.start_date_time,
+      });
       if (!row) {
-        log?.warn({ cdr_id: cdr.id, party: `${cdr.country_code}*${cdr.party_id}` }, 'a CDR for no session of ours; kept, not billed');
-        return;
+        if (!options.quiet) log?.warn({ cdr_id: cdr.id, party: `${cdr.country_code}*${cdr.party_id}` }, 'a CDR for no session of ours; kept, not billed');
+        return false;
       }
       if (row.cdr_id !== null) {
         if (row.cdr_id !== cdr.id) log?.warn({ session_id: row.id, cdr_id: cdr.id, first_cdr_id: row.cdr_id }, 'a second CDR for a session; not billed again');
-        return;
+        return row.cdr_id === cdr.id;
       }
       const now = clock.now();
       await repo.updateSession(
@@ -707,6 +749,8 @@ export function createCharging(deps: ChargingDeps) {
         now,
       );
       await enqueue(tx, { queue: CHARGING_QUEUES.bill, payload: { session_id: row.id }, key: row.id, maxAttempts: 50 }, now);
+      crash('cdr:applied');
+      return true;
     },
 
     // --- jobs ------------------------------------------------------------------------------
@@ -737,22 +781,34 @@ export function createCharging(deps: ChargingDeps) {
       });
     },
 
-    /** STOP_SESSION for a session we gave up on that the CPO runs anyway; retried until accepted. */
-    async stopOrphan(sessionId: string): Promise<void> {
+    /**
+     * STOP_SESSION for a session we gave up on that the CPO runs anyway, or for one still running after the user
+     * asked to stop (the first STOP_SESSION lost, or a crash before it was recorded); retried until answered.
+     */
+    async stopAtCpo(sessionId: string): Promise<void> {
       const row = await repo.findSession(db, sessionId);
-      if (row?.status !== 'failed' || !row.ocpi_session_id) return;
+      if (!row?.ocpi_session_id) return;
+      const orphan = row.status === 'failed';
+      const unstopped = row.status === 'active' && row.stop_requested_at !== null;
+      if (!orphan && !unstopped) return;
+      // The attempt is recorded first: the next one comes stalledStopMs later, whatever the CPO answers.
+      if (unstopped) await repo.updateSession(db, row.id, { stop_requested_at: clock.now() }, clock.now(), ['active']);
       const outcome = await deps.commands.stopSession({ country_code: row.country_code, party_id: row.party_id, session_id: row.ocpi_session_id });
-      if (outcome.outcome === 'unreachable') throw new Error(`STOP_SESSION of an orphan session: ${outcome.reason}`);
-      if (outcome.outcome === 'rejected') log?.warn({ session_id: row.id, result: outcome.result }, 'the CPO refused to stop a session we had given up on');
+      if (outcome.outcome === 'unreachable') throw new Error(`STOP_SESSION at the CPO: ${outcome.reason}`);
+      if (outcome.outcome === 'rejected') {
+        log?.warn({ session_id: row.id, result: outcome.result, orphan }, 'the CPO refused to stop a session');
+        return;
+      }
+      if (unstopped) await repo.updateSession(db, row.id, { status: 'stopping' }, clock.now(), ['active']);
     },
 
     /**
      * Repairs what messages and crashes left behind: starts cut short (failed, hold released), accepted starts
      * past their deadline, and failed sessions whose hold still holds funds.
      */
-    async reconcile(): Promise<{ stalled: number; overdue: number; released: number }> {
+    async reconcile(): Promise<{ stalled: number; overdue: number; released: number; stopped_again: number; cdrs_matched: number }> {
       const now = clock.now();
-      const result = { stalled: 0, overdue: 0, released: 0 };
+      const result = { stalled: 0, overdue: 0, released: 0, stopped_again: 0, cdrs_matched: 0 };
       for (const row of await repo.stalledStarts(db, new Date(now.getTime() - config.stalledStartMs), 100)) {
         if (await fail(db, row.id, FAILURES.interrupted)) result.stalled++;
       }
@@ -776,6 +832,35 @@ export function createCharging(deps: ChargingDeps) {
           if (held && stale && ['authorized', 'requires_action', 'pending', 'processing'].includes(held.status)) {
             if ((await queueRelease(db, row.id)).created) result.released++;
           }
+        }
+      }
+      // Stops nothing has been heard of for stalledStopMs: first what the CPOs have (missed Session updates and
+      // CDRs arrive through the usual path; at most one pull per stalledStopMs), then STOP_SESSION again for
+      // sessions still running after the user's stop.
+      const staleBefore = new Date(now.getTime() - config.stalledStopMs);
+      const stale = await repo.staleStops(db, staleBefore, 100);
+      if (stale.length > 0 && deps.pullFromCpos && (lastPull === undefined || now.getTime() - lastPull >= config.stalledStopMs)) {
+        lastPull = now.getTime();
+        await deps.pullFromCpos();
+      }
+      for (const row of stale) {
+        const current = await repo.findSession(db, row.id);
+        if (current?.status !== 'active' || current.stop_requested_at === null || current.stop_requested_at > staleBefore) continue;
+        const queued = await enqueue(db, { queue: CHARGING_QUEUES.stopAtCpo, payload: { session_id: row.id }, key: row.id }, now);
+        if (queued.created) {
+          result.stopped_again++;
+          log?.warn({ session_id: row.id }, 'a session still runs long after its stop: STOP_SESSION sent again');
+        }
+      }
+      // CDRs no session is linked to (last two days), matched again: a Session naming our id may have come since.
+      if (deps.recentCdrs) {
+        const cdrs = await deps.recentCdrs(new Date(now.getTime() - 2 * 86_400_000), 500);
+        const keyOf = (cdr: CDR) => ({ country_code: cdr.country_code.toUpperCase(), party_id: cdr.party_id.toUpperCase(), id: cdr.id });
+        const linked = await repo.linkedCdrs(db, cdrs.map(keyOf));
+        for (const cdr of cdrs) {
+          const key = keyOf(cdr);
+          if (linked.has(`${key.country_code}*${key.party_id}*${key.id}`)) continue;
+          if (await db.transaction((tx) => this.cdrReceived(tx, cdr, { quiet: true }))) result.cdrs_matched++;
         }
       }
       return result;

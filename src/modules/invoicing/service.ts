@@ -23,10 +23,11 @@ import type { CDR } from '../../ocpi/cdrs.ts';
 import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
 import { priceSessionExact, priceSessionUnrounded } from '../../ocpi/pricing.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { type CrashPoint, noCrashPoints } from '../../platform/crash-points.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { enqueue, RetryLater } from '../../platform/jobs.ts';
-import { currencyExponent, fromMinorUnits, toMinorUnits } from '../../platform/money.ts';
+import { currencyExponent, fromMinorUnits, minimumCharge, toMinorUnits } from '../../platform/money.ts';
 import type { SessionRow } from '../charging/repository.ts';
 import type { SessionCost } from '../charging/service.ts';
 import type { PaymentsService } from '../payments/service.ts';
@@ -61,6 +62,8 @@ export interface InvoicingDeps {
     getBillingDetails(db: Queryable, clientId: string, userId: string): Promise<BillingDetailsView>;
   };
   log?: InvoicingLog;
+  /** Crash tests only: kills the process at a named step (a no-op unless TEST_CRASH_POINTS names it). */
+  crashPoint?: CrashPoint;
 }
 
 export interface InvoiceView {
@@ -294,6 +297,7 @@ const sumOf = (lines: repo.BillLine[], field: 'net' | 'vat' | 'gross', currency:
 export function createInvoicing(deps: InvoicingDeps) {
   const { db, clock, config } = deps;
   const log = deps.log;
+  const crash = deps.crashPoint ?? noCrashPoints;
   let linkKey: Promise<Buffer> | undefined;
   const linkSecret = () => {
     linkKey ??= repo.serviceSecret(db, LINK_SECRET, clock.now()).catch((error: unknown) => {
@@ -361,16 +365,24 @@ export function createInvoicing(deps: InvoicingDeps) {
     });
   }
 
+  /**
+   * Whether to capture the hold: yes unless the rest beyond it would be below the processor's minimum charge
+   * (it could never be charged on its own); then the hold is released and the whole amount charged off-session.
+   * Decided from the bill and the hold alone, so a re-run after a crash takes the same path with the same keys.
+   */
+  const capturable = (gross: number, held: number, currency: string) => gross <= held || gross - held >= minimumCharge(currency);
+
   /** Step 2: capture up to the hold, charge the rest off-session, a failed charge becomes a debt. */
   async function settle(session: SessionRow, bill: repo.BillRow): Promise<void> {
     const hold = (await deps.payments.getHolds(db, session.client_id, [session.hold_reference])).get(session.hold_reference);
     let captured = 0;
     const sameCurrency = hold?.currency.toUpperCase() === bill.currency;
     if (hold && sameCurrency && hold.status === 'captured') captured = hold.amountCaptured;
-    else if (hold && sameCurrency && hold.status === 'authorized') {
+    else if (hold && sameCurrency && hold.status === 'authorized' && capturable(bill.gross, hold.amountCapturable, bill.currency)) {
       const amount = Math.min(bill.gross, hold.amountCapturable);
       try {
         captured = (await deps.payments.captureHold(session.client_id, session.hold_reference, amount)).amountCaptured;
+        crash('bill:captured');
       } catch (error) {
         // Not capturable after all (lapsed meanwhile): the whole amount is charged below.
         if (!(error instanceof AppError && error.code === 'conflict')) throw error;
@@ -397,6 +409,7 @@ export function createInvoicing(deps: InvoicingDeps) {
       });
       if (outcome.status === 'processing') throw new RetryLater(30_000, 'the final charge is processing');
       if (outcome.status === 'succeeded') {
+        crash('bill:charged');
         charged = outcome.amountReceived;
         intentId = outcome.paymentIntentId;
       } else {
@@ -530,8 +543,10 @@ export function createInvoicing(deps: InvoicingDeps) {
         return;
       }
       if (bill.step === 'priced') {
+        crash('bill:priced');
         await settle(session, bill);
         bill = (await repo.findBill(db, session.id)) as repo.BillRow;
+        crash('bill:settled');
       }
       if (bill.step === 'settled') await issue(session, bill);
     },

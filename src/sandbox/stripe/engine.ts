@@ -4,6 +4,7 @@
 // transaction; events are recorded with it and delivered after commit.
 import type { Clock } from '../../platform/clock.ts';
 import type { Queryable } from '../../platform/db.ts';
+import { minimumCharge } from '../../platform/money.ts';
 import { type CardBehaviour, TEST_PAYMENT_METHODS, testCard } from './cards.ts';
 import { invalidRequest, resourceMissing, SandboxError, type StripeErrorBody, unexpectedState } from './errors.ts';
 import type { FormObject } from './form.ts';
@@ -65,7 +66,6 @@ interface Ctx {
 
 type Handler = (ctx: Ctx, params: FormObject, ids: string[]) => Promise<unknown>;
 
-const CURRENCY_MINIMUMS: Record<string, number> = { gbp: 30, hkd: 400, jpy: 50, mxn: 1000, czk: 1500, dkk: 250, nok: 300, sek: 300, huf: 17500, pln: 200 };
 const MAX_AMOUNT = 99_999_999;
 const PAYMENT_METHOD_TYPES = ['card', 'paypal'] as const;
 
@@ -665,7 +665,7 @@ export function createEngine(options: EngineOptions) {
     const currency = (params.string('currency', { required: true }) as string).toLowerCase();
     if (!/^[a-z]{3}$/.test(currency))
       throw invalidRequest(`Invalid currency: ${currency}. Stripe currently supports these currencies: eur, usd, gbp, ...`, { param: 'currency' });
-    const minimum = CURRENCY_MINIMUMS[currency] ?? 50;
+    const minimum = minimumCharge(currency);
     if (amount < minimum) {
       throw invalidRequest(`Amount must be at least ${minimum} (in the smallest unit of ${currency.toUpperCase()}).`, {
         param: 'amount',
