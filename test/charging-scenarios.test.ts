@@ -15,6 +15,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { insertCdr } from '../src/modules/ocpi/repository.ts';
+import type { CDR } from '../src/ocpi/cdrs.ts';
 import type { OcpiEvse, OcpiLocation } from '../src/ocpi/locations-tariffs.ts';
 import type { CpoSandbox, Scenario } from '../src/sandbox/cpo/index.ts';
 import { type Driver, newDriver, scenarioEvse, startCpoNetwork } from './charging-support.ts';
@@ -346,6 +348,85 @@ describe('sessions that end without a stop, or whose messages are late or missin
     await ctx.jobs.runDue();
     assert.equal((await getSession(d, session.id)).status, 'completed');
     assert.equal((await invoicesOf(session.id)).length, 1);
+  });
+});
+
+describe('the reconciliation repairs what messages missed', () => {
+  it('a stop the CPO never got (a crash after recording it): STOP_SESSION is sent again after CHARGING_STALLED_STOP_SECONDS, then billed', async () => {
+    const d = await driver();
+    const session = started(await start(d, evse('NORMAL')), evse('NORMAL'));
+    await untilStatus(d, session.id, 'active', 5_000);
+    // The stop was recorded, the process died before STOP_SESSION went out.
+    await ctx.db.query('UPDATE charging_sessions SET stop_requested_at = $2 WHERE id = $1', [session.id, ctx.clock.now()]);
+    assert.equal((await ctx.modules.reconcile()).stopped_again, 0, 'not before the stall time');
+    assert.equal((await getSession(d, session.id)).status, 'active');
+    ctx.clock.advance(601_000);
+    assert.equal((await ctx.modules.reconcile()).stopped_again, 1);
+    assert.equal((await ctx.modules.reconcile()).stopped_again, 0, 'sent once per stall time');
+    await billedAndInvoiced(d, session.id);
+    const { rows } = await ctx.db.query<{ n: string }>(
+      "SELECT count(*) AS n FROM ocpi_commands c JOIN charging_sessions s ON c.request->>'session_id' = s.ocpi_session_id WHERE c.type = 'STOP_SESSION' AND s.id = $1",
+      [session.id],
+    );
+    assert.equal(Number(rows[0]?.n), 1, 'one STOP_SESSION, from the reconciliation');
+  });
+
+  it('a CDR naming neither our id nor a session we know: matched by its APP_USER token and EVSE, or later by the session id a Session brought', async () => {
+    // A real CDR as the template: a NORMAL session, billed.
+    const first = await driver();
+    const done = started(await start(first, evse('NORMAL')), evse('NORMAL'));
+    await untilStatus(first, done.id, 'active', 5_000);
+    await eventually(async () => (Number((await getSession(first, done.id)).consumed_energy) > 0 ? true : undefined), 'energy', 5_000);
+    assert.equal((await stop(first, done.id)).status, 204);
+    await billedAndInvoiced(first, done.id);
+    const template = (
+      await ctx.db.query<{ data: Record<string, unknown> }>(
+        'SELECT c.data FROM ocpi_cdrs c JOIN charging_sessions s ON s.cdr_id = c.id AND s.cdr_party_id = c.party_id WHERE s.id = $1',
+        [done.id],
+      )
+    ).rows[0]?.data as Record<string, unknown> & { cdr_token: Record<string, unknown>; cdr_location: Record<string, unknown> };
+    assert.ok(template);
+    const { rows: connections } = await ctx.db.query<{ id: string }>("SELECT id FROM ocpi_connections WHERE status = 'connected' LIMIT 1");
+    const connectionId = connections[0]?.id as string;
+
+    /** A CDR of the template's shape for `sessionId`'s EVSE and user, without authorization_reference, pushed as the receiver does. */
+    const push = async (sessionId: string, cdrId: string, tokenType: string) => {
+      const [row] = (await ctx.db.query('SELECT user_id, location_id, evse_uid, created_at FROM charging_sessions WHERE id = $1', [sessionId])).rows;
+      assert.ok(row);
+      const begin = new Date(row.created_at.getTime() + 1_000);
+      const cdr = {
+        ...template,
+        id: cdrId,
+        session_id: `CPO-${cdrId}`,
+        start_date_time: begin.toISOString(),
+        end_date_time: new Date(begin.getTime() + 30 * 60_000).toISOString(),
+        cdr_token: { ...template.cdr_token, uid: row.user_id, type: tokenType },
+        cdr_location: { ...template.cdr_location, id: row.location_id, evse_uid: row.evse_uid },
+      } as unknown as CDR;
+      delete (cdr as { authorization_reference?: string }).authorization_reference;
+      await ctx.db.transaction(async (tx) => {
+        assert.ok(await insertCdr(tx, connectionId, cdr, ctx.clock.now()));
+        await ctx.modules.charging?.cdrReceived(tx, cdr);
+      });
+      return cdr;
+    };
+
+    // Matched at once by the APP_USER token (our user id) and the EVSE: a start the CPO never reported (NOSTART).
+    const second = await driver();
+    const unseen = started(await start(second, evse('NOSTART')), evse('NOSTART'));
+    await push(unseen.id, `NOREF-${unseen.id.slice(0, 8)}`, 'APP_USER');
+    await billedAndInvoiced(second, unseen.id);
+
+    // Not matched at first (an RFID token names no user of ours): kept. A Session naming our id then brings its
+    // session id, and the reconciliation matches the CDR.
+    const third = await driver();
+    const late = started(await start(third, evse('NOSTART')), evse('NOSTART'));
+    const cdr = await push(late.id, `LATE-${late.id.slice(0, 8)}`, 'RFID');
+    assert.equal((await getSession(third, late.id)).status, 'pending');
+    await ctx.db.query('UPDATE charging_sessions SET ocpi_session_id = $2 WHERE id = $1', [late.id, cdr.session_id]);
+    assert.ok(((await ctx.modules.reconcile()).cdrs_matched ?? 0) >= 1);
+    await billedAndInvoiced(third, late.id);
+    assert.equal(((await ctx.modules.reconcile()).cdrs_matched ?? 0) >= 1, false, 'a linked CDR is not matched again');
   });
 });
 

@@ -170,6 +170,36 @@ export async function findByOcpiSession(
   return rows[0];
 }
 
+/**
+ * The session a CPO message names by neither our id nor a session id we know: the token's user (APP_USER uid =
+ * user id) on that EVSE whose START_SESSION was sent, not yet linked to a CPO session or CDR, created by `startedBy`.
+ */
+export async function findByTokenAndEvse(
+  db: Queryable,
+  key: { user_id: string; country_code: string; party_id: string; location_id: string; evse_uid: string; startedBy: Date },
+  options: { forUpdate?: boolean } = {},
+): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<SessionRow>(
+    `SELECT ${COLUMNS} FROM charging_sessions
+      WHERE user_id = $1 AND country_code = $2 AND party_id = $3 AND location_id = $4 AND evse_uid = $5
+        AND start_command_id IS NOT NULL AND ocpi_session_id IS NULL AND cdr_id IS NULL AND created_at <= $6
+      ORDER BY created_at DESC LIMIT 1${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [key.user_id, key.country_code, key.party_id, key.location_id, key.evse_uid, key.startedBy],
+  );
+  return rows[0];
+}
+
+/** Which of these CDRs (by CPO party and id) a session is linked to. */
+export async function linkedCdrs(db: Queryable, keys: readonly { country_code: string; party_id: string; id: string }[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const { rows } = await db.query<{ key: string }>(
+    `SELECT cdr_country_code || '*' || cdr_party_id || '*' || cdr_id AS key FROM charging_sessions
+      WHERE cdr_id IS NOT NULL AND (cdr_country_code, cdr_party_id, cdr_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`,
+    [keys.map((k) => k.country_code), keys.map((k) => k.party_id), keys.map((k) => k.id)],
+  );
+  return new Set(rows.map((r) => r.key));
+}
+
 export async function findByStartCommand(db: Queryable, commandId: string, options: { forUpdate?: boolean } = {}): Promise<SessionRow | undefined> {
   const { rows } = await db.query<SessionRow>(
     `SELECT ${COLUMNS} FROM charging_sessions WHERE start_command_id = $1 OR stop_command_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
@@ -276,11 +306,13 @@ export async function overdueStarts(db: Queryable, now: Date, limit: number): Pr
   return rows;
 }
 
-/** Sessions stopping (or active with the CPO's session completed) for longer than `before` without a CDR. */
-export async function staleUnfinished(db: Queryable, statuses: readonly SessionStatus[], before: Date, limit: number): Promise<SessionRow[]> {
+/** Stops not finished: sessions stopping with no news since `before`, or still active after a stop asked before it. */
+export async function staleStops(db: Queryable, before: Date, limit: number): Promise<SessionRow[]> {
   const { rows } = await db.query<SessionRow>(
-    `SELECT ${COLUMNS} FROM charging_sessions WHERE status = ANY($1) AND updated_at < $2 ORDER BY updated_at LIMIT $3`,
-    [statuses, before, limit],
+    `SELECT ${COLUMNS} FROM charging_sessions
+      WHERE (status = 'stopping' AND updated_at < $1) OR (status = 'active' AND stop_requested_at < $1)
+      ORDER BY updated_at LIMIT $2`,
+    [before, limit],
   );
   return rows;
 }

@@ -296,6 +296,16 @@ export async function insertCdr(
   return rowCount === 1;
 }
 
+/** CDRs (not credit CDRs) received since `since`, newest first. */
+export async function recentCdrs(db: Queryable, since: Date, limit: number): Promise<StoredCdr[]> {
+  const { rows } = await db.query<StoredCdr>(
+    `SELECT country_code, party_id, id, connection_id, session_id, credit, data, received_at
+       FROM ocpi_cdrs WHERE received_at >= $1 AND NOT credit ORDER BY received_at DESC LIMIT $2`,
+    [since, limit],
+  );
+  return rows;
+}
+
 export async function findCdr(db: Queryable, key: { country_code: string; party_id: string; id: string }): Promise<StoredCdr | undefined> {
   const { rows } = await db.query<StoredCdr>(
     `SELECT country_code, party_id, id, connection_id, session_id, credit, data, received_at

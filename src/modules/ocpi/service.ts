@@ -103,6 +103,10 @@ export function createOcpi(deps: OcpiDeps) {
     async cdr(key: { country_code: string; party_id: string; id: string }): Promise<CDR | undefined> {
       return (await repo.findCdr(db, key))?.data as CDR | undefined;
     },
+    /** CDRs received since `since` (not credit CDRs), newest first. */
+    async recentCdrs(since: Date, limit: number): Promise<CDR[]> {
+      return (await repo.recentCdrs(db, since, limit)).map((row) => row.data as CDR);
+    },
     tokens,
     commands,
     sync,
