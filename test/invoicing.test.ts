@@ -487,7 +487,7 @@ describe('invoice numbers under concurrent billing', () => {
     assert.equal(sessions.length, 12, 'twelve sessions started');
     const get = (d: Owner, id: string) => ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/${id}/`, { token: d.token });
     for (const { d, id } of sessions) {
-      await eventually(async () => ((await get(d, id)).body.status === 'active' ? true : undefined), `session ${id} active`, 10_000);
+      await eventually(async () => ((await get(d, id)).body.status === 'active' ? true : undefined), `session ${id} active`, 30_000);
       const res = await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token });
       assert.equal(res.status, 204, res.text);
     }
