@@ -1,6 +1,7 @@
 // Holds and the payment-method mirror under concurrency and crashes, driven
 // through the payments service with a processor whose calls the test pauses
-// or breaks, so the interleavings are chosen rather than hoped for: a stale
+// or breaks, so the interleavings are chosen rather than hoped for: no
+// transaction stays open while the processor is asked, a stale
 // processor read never undoes a newer state, a final hold never changes, a
 // webhook finds a hold whose intent id was never recorded, two first calls
 // for one reference make one hold, and the sweep resolves what a crash left
@@ -48,10 +49,12 @@ function latch() {
 }
 
 /**
- * Waits until some transaction of this database waits for a row lock
- * ('blocked'), or `work` has finished without ever waiting ('settled').
+ * Watches the database while `work` runs, for up to `ms`: whether it settled,
+ * and the most transactions seen waiting for a row lock, or open but idle for
+ * over 100 ms (what a processor call made inside a transaction looks like
+ * from here; between two statements of a short one, they are idle for far less).
  */
-async function blockedOrSettled(db: Database, work: Promise<unknown>): Promise<'blocked' | 'settled'> {
+async function watch(db: Database, work: Promise<unknown>, ms: number) {
   let settled = false;
   work.then(
     () => {
@@ -61,16 +64,19 @@ async function blockedOrSettled(db: Database, work: Promise<unknown>): Promise<'
       settled = true;
     },
   );
+  let lockWaits = 0;
+  let idleInTransaction = 0;
   const started = performance.now();
-  while (performance.now() - started < 10_000) {
-    if (settled) return 'settled';
-    const { rows } = await db.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+  while (!settled && performance.now() - started < ms) {
+    const { rows } = await db.query<{ locks: number; idle: number }>(
+      `SELECT count(*) FILTER (WHERE wait_event_type = 'Lock')::int AS locks, count(*) FILTER (WHERE state LIKE 'idle in transaction%' AND clock_timestamp() - state_change > interval '100 ms')::int AS idle
+         FROM pg_stat_activity WHERE datname = current_database()`,
     );
-    if ((rows[0]?.n ?? 0) > 0) return 'blocked';
+    lockWaits = Math.max(lockWaits, rows[0]?.locks ?? 0);
+    idleInTransaction = Math.max(idleInTransaction, rows[0]?.idle ?? 0);
     await sleep(5);
   }
-  assert.fail('neither blocked nor finished within 10 s');
+  return { settled, lockWaits, idleInTransaction };
 }
 
 /** The processor's latest event of `type` about `objectId`, signed as the processor would deliver it. */
@@ -200,7 +206,7 @@ describe('hold state under concurrency', () => {
     assert.deepEqual([row?.status, row?.payment_intent_id], ['authorized', hold.paymentIntentId]);
   });
 
-  test('refreshes of one hold are serialized by its row lock: a slow, older read never overwrites a newer one', async () => {
+  test('refreshes of one hold wait for nothing, and a slow, older read never overwrites a newer one', async () => {
     const owner = await newOwner(t);
     const request = holdRequest(owner, await connectCard(t, owner, CARDS.authenticateAlways));
     const hold = await t.payments.placeHold(request);
@@ -222,14 +228,15 @@ describe('hold state under concurrency', () => {
     // The first refresh reads "requires_action" and is slow to write it...
     const slow = service.refreshHold(owner.clientId, request.reference);
     await firstRead.promise;
-    // ...meanwhile the customer authenticates and a second refresh reads "authorized".
+    // ...meanwhile the customer authenticates and a second refresh reads and records "authorized".
     await t.sandbox.browser.authenticatePaymentIntent(hold.paymentIntentId as string, hold.clientSecret as string, 'approve');
     const fresh = service.refreshHold(owner.clientId, request.reference);
-    const second = await blockedOrSettled(t.db, fresh);
+    const seen = await watch(t.db, fresh, 10_000);
+    assert.deepEqual(seen, { settled: true, lockWaits: 0, idleInTransaction: 0 }, 'no transaction waits for the processor, and nothing for a lock');
+    assert.equal((await fresh).status, 'authorized');
+    // The slow one's older read comes last: it is not written over the newer state.
     proceed.open();
-    const [, latest] = await Promise.all([slow, fresh]);
-    assert.equal(second, 'blocked', 'the second refresh waits for the first one’s lock');
-    assert.equal(latest.status, 'authorized');
+    assert.equal((await slow).status, 'authorized');
     assert.equal((await holdRow(t, request.reference))?.status, 'authorized');
   });
 
@@ -312,13 +319,106 @@ describe('the payment-method mirror under concurrency', () => {
     const webhook = service.handleWebhook(event.body, event.signature);
     await read.promise;
     const deletion = t.call('DELETE', `${USERS}/${owner.userId}/payment-methods/${removed}/`, { token: owner.token });
-    const state = await blockedOrSettled(t.db, deletion);
+    const seen = await watch(t.db, deletion, 300);
     proceed.open();
     const [, deleted] = await Promise.all([webhook, deletion]);
     assert.equal(deleted.status, 204, deleted.text);
-    assert.equal(state, 'blocked', 'the deletion waits for the webhook’s lock on the customer');
+    assert.deepEqual(
+      seen,
+      { settled: false, lockWaits: 0, idleInTransaction: 0 },
+      'the deletion waits for the webhook’s claim on the customer, and no connection waits with it',
+    );
     const { rows } = await t.db.query('SELECT id, is_default FROM payment_methods WHERE user_id = $1', [owner.userId]);
     assert.deepEqual(rows, [{ id: kept, is_default: true }], 'the deleted method is not mirrored again');
+  });
+});
+
+describe('claims in place of row locks', () => {
+  test('a hold on a method being removed waits for the removal (holding no connection), then finds no method', async () => {
+    const owner = await newOwner(t);
+    const pm = await connectCard(t, owner, CARDS.visa);
+    await listMethods(t, owner);
+    const detaching = latch();
+    const proceed = latch();
+    const service = serviceWith(t, {
+      ...t.processor,
+      detachPaymentMethod: async (id) => {
+        detaching.open();
+        await proceed.promise;
+        return t.processor.detachPaymentMethod(id);
+      },
+    });
+    const removal = service.removePaymentMethod(owner.clientId, owner.userId, pm);
+    await detaching.promise;
+    const request = holdRequest(owner, pm);
+    const hold = t.payments.placeHold(request);
+    const seen = await watch(t.db, hold, 300);
+    assert.deepEqual(seen, { settled: false, lockWaits: 0, idleInTransaction: 0 }, 'it waits, and no transaction waits for the processor');
+    proceed.open();
+    await removal;
+    await assert.rejects(hold, (e: unknown) => e instanceof AppError && e.code === 'not_found');
+    assert.equal(await holdRow(t, request.reference), undefined, 'no hold recorded');
+    assert.equal((await listMethods(t, owner)).count, 0);
+    assert.equal((await sandboxApi(t, 'GET', `/v1/payment_methods/${pm}`)).body.customer, null);
+  });
+
+  test('a hold on a method whose removal is refused waits for it, then is placed', async () => {
+    const ctx = await setupTestApp({
+      payments: {
+        removalGuards: [
+          async () => {
+            await sleep(300);
+            throw new AppError('payment_error', 'An unpaid debt is on this payment method.');
+          },
+        ],
+      },
+    });
+    try {
+      const owner = await newOwner(ctx);
+      const pm = await connectCard(ctx, owner, CARDS.visa);
+      await listMethods(ctx, owner);
+      const removal = ctx.call('DELETE', `${USERS}/${owner.userId}/payment-methods/${pm}/`, { token: owner.token });
+      await sleep(100);
+      const hold = await ctx.payments.placeHold(holdRequest(owner, pm));
+      assert.equal((await removal).status, 402);
+      assert.equal(hold.status, 'authorized');
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  test('a removal asks the processor outside the Idempotency-Key’s transaction, yet a key reused for another request still changes nothing', async () => {
+    const owner = await newOwner(t);
+    const first = await connectCard(t, owner, CARDS.visa);
+    const second = await connectCard(t, owner, CARDS.mastercard);
+    await listMethods(t, owner);
+    const headers = { 'idempotency-key': `delete-${randomUUID()}` };
+    assert.equal((await t.call('DELETE', `${USERS}/${owner.userId}/payment-methods/${first}/`, { token: owner.token, headers })).status, 204);
+    const reused = await t.call('DELETE', `${USERS}/${owner.userId}/payment-methods/${second}/`, { token: owner.token, headers });
+    assert.equal(reused.status, 422, reused.text);
+    assert.equal(reused.body.error.type, 'idempotency_conflict');
+    assert.equal((await sandboxApi(t, 'GET', `/v1/payment_methods/${second}`)).body.customer, await customerOf(t, owner.userId), 'still attached');
+    assert.deepEqual(
+      (await listMethods(t, owner)).results.map((m) => [m.id, m.default]),
+      [[second, true]],
+    );
+  });
+
+  test('a claim whose holder died lapses: a capture waits for it, then captures once', async () => {
+    const owner = await newOwner(t);
+    const request = holdRequest(owner, await connectCard(t, owner, CARDS.visa));
+    const hold = await t.payments.placeHold(request);
+    // What a process killed while capturing leaves behind.
+    await t.db.query(
+      "INSERT INTO payment_claims (key, token, purpose, expires_at) VALUES ($1, $2, 'capture', clock_timestamp() + interval '400 milliseconds')",
+      [`hold:${hold.id}`, randomUUID()],
+    );
+    const started = performance.now();
+    const captured = await t.payments.captureHold(owner.clientId, request.reference, 1_000);
+    assert.ok(performance.now() - started >= 300, 'waited for the claim to lapse');
+    assert.deepEqual([captured.status, captured.amountCaptured], ['captured', 1_000]);
+    const { rows } = await t.db.query('SELECT key FROM payment_claims WHERE key = $1', [`hold:${hold.id}`]);
+    assert.deepEqual(rows, [], 'the claim is gone');
   });
 });
 

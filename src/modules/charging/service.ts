@@ -358,7 +358,7 @@ export function createCharging(deps: ChargingDeps) {
 
   async function requireMethod(clientId: string, userId: string, paymentMethodId: string): Promise<void> {
     try {
-      await db.transaction((tx) => deps.payments.getPaymentMethod(tx, clientId, userId, paymentMethodId));
+      await deps.payments.getPaymentMethod(db, clientId, userId, paymentMethodId);
     } catch (error) {
       if (error instanceof AppError && error.code === 'not_found') {
         // The user was checked by the route's caller chain only here: an unknown user stays "not found".

@@ -48,14 +48,9 @@ export async function findCustomer(db: Queryable, owner: Owner, options: { forUp
 }
 
 /** The owner of a processor customer (webhooks arrive without a client). */
-export async function findCustomerOwner(
-  db: Queryable,
-  account: string,
-  customerId: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<CustomerRow | undefined> {
+export async function findCustomerOwner(db: Queryable, account: string, customerId: string): Promise<CustomerRow | undefined> {
   const { rows } = await db.query<CustomerRow>(
-    `SELECT client_id, user_id, account, customer_id FROM payment_customers WHERE account = $1 AND customer_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    'SELECT client_id, user_id, account, customer_id FROM payment_customers WHERE account = $1 AND customer_id = $2',
     [account, customerId],
   );
   return rows[0];
@@ -176,6 +171,16 @@ export async function setDefaultPaymentMethod(db: Queryable, owner: Owner, id: s
   await db.query('UPDATE payment_methods SET is_default = true WHERE client_id = $1 AND user_id = $2 AND account = $3 AND id = $4 AND NOT is_default', params);
 }
 
+/** The owner has no default any more if `id` was it (a default the processor could not be told of is taken back). */
+export async function unsetDefaultPaymentMethod(db: Queryable, owner: Owner, id: string): Promise<void> {
+  await db.query('UPDATE payment_methods SET is_default = false WHERE client_id = $1 AND user_id = $2 AND account = $3 AND id = $4 AND is_default', [
+    owner.clientId,
+    owner.userId,
+    owner.account,
+    id,
+  ]);
+}
+
 // --- holds ------------------------------------------------------------------------
 
 export type HoldStatus = 'pending' | 'authorized' | 'requires_action' | 'processing' | 'declined' | 'captured' | 'released' | 'expired' | 'failed';
@@ -240,11 +245,8 @@ export async function insertHold(
 }
 
 /** The hold for a reference (references are unique per account, whichever client's). */
-export async function findHoldByReference(db: Queryable, account: string, reference: string, options: { forUpdate?: boolean } = {}) {
-  const { rows } = await db.query<HoldRow>(
-    `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND reference = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [account, reference],
-  );
+export async function findHoldByReference(db: Queryable, account: string, reference: string) {
+  const { rows } = await db.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND reference = $2`, [account, reference]);
   return rows[0];
 }
 
@@ -255,26 +257,17 @@ export async function findHoldsByReferences(db: Queryable, account: string, refe
   return rows;
 }
 
-export async function findHoldByIntent(db: Queryable, account: string, paymentIntentId: string, options: { forUpdate?: boolean } = {}) {
-  const { rows } = await db.query<HoldRow>(
-    `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND payment_intent_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [account, paymentIntentId],
-  );
+export async function findHoldByIntent(db: Queryable, account: string, paymentIntentId: string) {
+  const { rows } = await db.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND payment_intent_id = $2`, [
+    account,
+    paymentIntentId,
+  ]);
   return rows[0];
 }
 
-/** Locks a hold (inside a transaction) and answers it as it now stands. */
-export async function lockHold(tx: Queryable, id: string): Promise<HoldRow | undefined> {
-  const { rows } = await tx.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE id = $1 FOR UPDATE`, [id]);
-  return rows[0];
-}
-
-/** Locks a hold whose payment intent id is not recorded yet (a webhook or a sweep found the intent by our metadata). */
-export async function lockUnrecordedHold(tx: Queryable, account: string, id: string): Promise<HoldRow | undefined> {
-  const { rows } = await tx.query<HoldRow>(
-    `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND id = $2 AND payment_intent_id IS NULL FOR UPDATE`,
-    [account, id],
-  );
+/** The hold as it now stands. */
+export async function findHold(db: Queryable, id: string): Promise<HoldRow | undefined> {
+  const { rows } = await db.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE id = $1`, [id]);
   return rows[0];
 }
 
@@ -295,9 +288,32 @@ export type HoldChanges = Partial<
 >;
 
 /**
+ * The order a hold moves in: a state is only ever written over an earlier (or
+ * the same) one, so a processor read that arrives late, after a newer state
+ * was recorded, changes nothing. The final states are last.
+ */
+const HOLD_PROGRESS: Record<HoldStatus, number> = {
+  pending: 0,
+  requires_action: 1,
+  processing: 2,
+  authorized: 3,
+  declined: 4,
+  captured: 4,
+  released: 4,
+  expired: 4,
+  failed: 4,
+};
+
+/** The states a hold may move to `status` from: the active ones not past it. */
+export function statesUpTo(status: HoldStatus): HoldStatus[] {
+  return ACTIVE_HOLD_STATUSES.filter((s) => HOLD_PROGRESS[s] <= HOLD_PROGRESS[status]);
+}
+
+/**
  * Applies `changes` if the hold is in one of the `from` states (by default
- * any that is not final: a final state is never left); undefined when it is
- * not, and nothing is written.
+ * any that is not final: a final state is never left) and, with
+ * `paymentIntentId`, if it has no payment intent recorded or that one;
+ * undefined when it does not, and nothing is written.
  */
 export async function updateHold(
   db: Queryable,
@@ -305,9 +321,10 @@ export async function updateHold(
   changes: HoldChanges,
   at: Date,
   from: readonly HoldStatus[] = ACTIVE_HOLD_STATUSES,
+  paymentIntentId?: string,
 ): Promise<HoldRow | undefined> {
   const sets: string[] = [];
-  const params: unknown[] = [id, at, from, FINAL_HOLD_STATUSES];
+  const params: unknown[] = [id, at, from, FINAL_HOLD_STATUSES, paymentIntentId ?? null];
   for (const [column, value] of Object.entries(changes)) {
     if (value === undefined) continue;
     params.push(value);
@@ -315,7 +332,8 @@ export async function updateHold(
   }
   const { rows } = await db.query<HoldRow>(
     `UPDATE payment_holds SET ${[...sets, 'updated_at = $2'].join(', ')}
-      WHERE id = $1 AND status = ANY($3) AND NOT status = ANY($4) RETURNING ${HOLD_COLUMNS}`,
+      WHERE id = $1 AND status = ANY($3) AND NOT status = ANY($4)
+        AND ($5::text IS NULL OR payment_intent_id IS NULL OR payment_intent_id = $5) RETURNING ${HOLD_COLUMNS}`,
     params,
   );
   return rows[0];
@@ -330,7 +348,56 @@ export async function countActiveHolds(db: Queryable, owner: Owner, paymentMetho
   return rows[0]?.n ?? 0;
 }
 
+// --- claims -------------------------------------------------------------------------
+
+export interface ClaimRequest {
+  key: string;
+  token: string;
+  purpose: string;
+  leaseMs: number;
+}
+
+/** Takes the claim unless someone else holds it (a lapsed one is taken over); true when taken. */
+export async function takeClaim(db: Queryable, claim: ClaimRequest): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO payment_claims (key, token, purpose, expires_at) VALUES ($1, $2, $3, clock_timestamp() + $4 * interval '1 millisecond')
+     ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, purpose = EXCLUDED.purpose, expires_at = EXCLUDED.expires_at
+     WHERE payment_claims.expires_at < clock_timestamp()`,
+    [claim.key, claim.token, claim.purpose, claim.leaseMs],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * True when the claim is still the token's, locked until `tx` ends (so it
+ * cannot be taken over before what is written under it commits).
+ */
+export async function stillClaimed(tx: Queryable, key: string, token: string): Promise<boolean> {
+  const { rows } = await tx.query('SELECT 1 FROM payment_claims WHERE key = $1 AND token = $2 FOR UPDATE', [key, token]);
+  return rows.length === 1;
+}
+
+/** Whether someone holds `key` for `purpose` (and has not let it lapse). */
+export async function claimedFor(db: Queryable, key: string, purpose: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM payment_claims WHERE key = $1 AND purpose = $2 AND expires_at >= clock_timestamp()', [key, purpose]);
+  return rows.length === 1;
+}
+
+export async function dropClaim(db: Queryable, key: string, token: string): Promise<void> {
+  await db.query('DELETE FROM payment_claims WHERE key = $1 AND token = $2', [key, token]);
+}
+
+/** Forgets claims that lapsed over `ms` ago (their holders died and nobody needed them since). */
+export async function purgeLapsedClaims(db: Queryable, ms: number): Promise<void> {
+  await db.query("DELETE FROM payment_claims WHERE expires_at < clock_timestamp() - $1 * interval '1 millisecond'", [ms]);
+}
+
 // --- webhook events -----------------------------------------------------------------
+
+export async function webhookEventHandled(db: Queryable, account: string, eventId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM payment_webhook_events WHERE account = $1 AND event_id = $2', [account, eventId]);
+  return rows.length === 1;
+}
 
 /** Records an event as handled; false when it already was (a redelivery). */
 export async function recordWebhookEvent(db: Queryable, account: string, eventId: string, type: string, at: Date): Promise<boolean> {

@@ -1,7 +1,8 @@
 // HTTP edge of payment methods and setup intents: parse, call the service, shape the answer.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { clientIdOf } from '../../platform/http/auth.ts';
-import { type Idempotency, sendIdempotent } from '../../platform/http/idempotency.ts';
+import { type Idempotency, type StoredAnswer, sendIdempotent } from '../../platform/http/idempotency.ts';
 import { PageOf, PageQuery, pageRequest, toPage } from '../../platform/http/pagination.ts';
 import { IdempotencyHeaders, withErrors } from '../../platform/http/schema.ts';
 import type { HttpApp } from '../../platform/http/server.ts';
@@ -22,10 +23,32 @@ export interface PaymentsRoutesDeps {
   publicBaseUrl: string;
 }
 
+/** Thrown by the first pass of sendIdempotentOutside: the key has no answer yet. */
+const FIRST_PASS = Symbol('first pass');
+
 export function paymentsRoutes(deps: PaymentsRoutesDeps) {
   const { payments, idempotency, publicBaseUrl } = deps;
   const tags = ['Payments'];
   const security = [{ bearerAuth: [] }];
+
+  /**
+   * sendIdempotent for work that asks the payment processor, which must not
+   * run inside the key's transaction (that would hold a connection for as long
+   * as the processor takes). A first pass answers a replay, or refuses a key
+   * still in flight or reused for another request, having done nothing;
+   * otherwise the work runs on its own (it is idempotent at the processor),
+   * and a second pass stores its answer under the key.
+   */
+  async function sendIdempotentOutside(request: FastifyRequest, reply: FastifyReply, work: () => Promise<StoredAnswer>) {
+    const clientId = clientIdOf(request);
+    try {
+      return await sendIdempotent(idempotency, request, reply, clientId, () => Promise.reject(FIRST_PASS));
+    } catch (error) {
+      if (error !== FIRST_PASS) throw error;
+    }
+    const answer = await work();
+    return sendIdempotent(idempotency, request, reply, clientId, async () => answer);
+  }
 
   return async function register(app: HttpApp) {
     app.get(
@@ -79,8 +102,8 @@ export function paymentsRoutes(deps: PaymentsRoutesDeps) {
         },
       },
       (request, reply) =>
-        sendIdempotent(idempotency, request, reply, clientIdOf(request), async (tx) => {
-          await payments.removePaymentMethod(tx, clientIdOf(request), request.params.user_id, request.params.pm_id);
+        sendIdempotentOutside(request, reply, async () => {
+          await payments.removePaymentMethod(clientIdOf(request), request.params.user_id, request.params.pm_id);
           return { status: 204, body: undefined };
         }),
     );
@@ -99,8 +122,8 @@ export function paymentsRoutes(deps: PaymentsRoutesDeps) {
         },
       },
       (request, reply) =>
-        sendIdempotent(idempotency, request, reply, clientIdOf(request), async (tx) => {
-          await payments.setDefaultPaymentMethod(tx, clientIdOf(request), request.params.user_id, request.params.pm_id);
+        sendIdempotentOutside(request, reply, async () => {
+          await payments.setDefaultPaymentMethod(clientIdOf(request), request.params.user_id, request.params.pm_id);
           return { status: 204, body: undefined };
         }),
     );

@@ -3,17 +3,37 @@
 // the processor's webhooks. Every user-facing function takes the caller's
 // client id; another client's user or payment method is "not found".
 //
-// Per user, changes to the mirror are serialized by locking the user's
-// payment_customers row, so the default rules (the first method becomes the
-// default; deleting the default promotes the newest) hold under concurrency;
-// a webhook takes that lock before it re-reads a method from the processor.
+// No transaction, and no connection, is held while the processor is asked: a
+// call may take seconds, and the built-in sandbox answers from this same pool
+// (a burst of calls each holding a connection would starve it). What a call
+// needs is read, or claimed, first; the processor is asked with the same
+// idempotency keys as ever; its answer is written afterwards, conditionally:
 //
-// Holds: whatever reads a hold and then writes it (a refresh, a capture, a
-// release, a webhook, the sweep) locks the hold's row first, in the same
-// transaction as the write; the answer to placing a hold is recorded only
-// while the hold is still pending; and the SQL never moves a hold out of a
-// final state (declined, captured, released, expired, failed).
+// - Hold states only move forward (pending, requires_action, processing,
+//   authorized, then a final state: declined, captured, released, expired,
+//   failed; repository.updateHold). A processor read is written whenever it
+//   arrives: one older than what a webhook or a refresh recorded meanwhile is
+//   refused by the SQL, so refreshes and webhooks need no coordination. The
+//   answer to placing a hold is written only while the hold is still pending.
+// - What must not run twice at once runs under a claim (a payment_claims
+//   row, committed before the call and deleted after it; others wait for it
+//   without a connection, and a claim whose holder died lapses): placing,
+//   capturing or releasing one hold, so concurrent callers send the processor
+//   one request and the others find its outcome; making a user's processor
+//   customer; and every change of a user's payment-method mirror, which reads
+//   the processor and then writes, so the default rules (the first method
+//   becomes the default; removing the default promotes the newest) hold, and a
+//   read taken before a removal is never written back after it. Writes under a
+//   customer claim check that the claim is still theirs.
+// - A removal claims the user's customer with its method as purpose. Using
+//   the method meanwhile (a hold, a charge, charging's check) waits for the
+//   claim, as it used to wait for the row lock; and the transaction that
+//   records a hold refuses the method while its removal is claimed, under the
+//   user's row lock, which the removal's guards also take before the
+//   processor is asked: either the guard sees the hold, or the hold sees the
+//   removal.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 import { AppError, notFound, validationError } from '../../platform/errors.ts';
@@ -36,8 +56,13 @@ import type { PaymentMethodView, SetupIntentView } from './schemas.ts';
  */
 export type PaymentMethodRemovalGuard = (tx: Queryable, target: { clientId: string; userId: string; paymentMethodId: string }) => Promise<void>;
 
-/** Told that a payment intent changed (a verified webhook); re-read it with paymentIntent() before acting. */
-export type PaymentIntentListener = (tx: Queryable, paymentIntentId: string) => Promise<void>;
+/**
+ * Told that a payment intent changed (a verified webhook), once its hold was
+ * brought in line; re-read it with paymentIntent() before acting. Called with
+ * the pool, outside any transaction (it may ask the processor); an error has
+ * the webhook delivered again.
+ */
+export type PaymentIntentListener = (db: Queryable, paymentIntentId: string) => Promise<void>;
 
 export interface PaymentsServiceDeps {
   db: Database;
@@ -47,6 +72,8 @@ export interface PaymentsServiceDeps {
   requireUser: (db: Queryable, clientId: string, userId: string) => Promise<unknown>;
   removalGuards?: PaymentMethodRemovalGuard[];
   log?: PaymentsLog;
+  /** How long a claim holds when its holder dies (default 15 s). */
+  claimLeaseMs?: number;
 }
 
 export interface PaymentsLog {
@@ -119,7 +146,7 @@ function holdOf(row: repo.HoldRow): Hold {
 }
 
 /** What a processor outcome means for our hold row. */
-function holdChanges(outcome: PaymentOutcome): repo.HoldChanges {
+function holdChanges(outcome: PaymentOutcome): repo.HoldChanges & { status: repo.HoldStatus } {
   switch (outcome.status) {
     case 'authorized':
       return {
@@ -229,6 +256,47 @@ function askerOf(log: PaymentsLog | undefined) {
 
 const paymentMethodNotFound = () => notFound('Payment method');
 
+/**
+ * How long a claim holds if its holder dies: the longest anyone waits for a
+ * dead one. A holder whose processor call outlasts it loses the claim: a
+ * second request with the same idempotency key is then safe, and its own
+ * writes under a customer claim are refused (503, retry).
+ */
+const CLAIM_LEASE_MS = 15_000;
+
+interface Claim {
+  /** Runs `write` in a short transaction if the claim is still ours (else 503: it lapsed while the processor was slow). */
+  apply<T>(write: (tx: Queryable) => Promise<T>): Promise<T>;
+}
+
+/**
+ * The one way the service serializes work that asks the processor: `work`
+ * runs holding the claim `key`, and holds no connection itself while it asks
+ * (its reads and writes are single statements or short transactions).
+ * Waiting for a claim holds no connection either: each try is one statement.
+ */
+function claimsOf(db: Database, leaseMs: number) {
+  return async function claimed<T>(key: string, purpose: string, work: (claim: Claim) => Promise<T>): Promise<T> {
+    const token = randomUUID();
+    for (let pause = 2; !(await repo.takeClaim(db, { key, token, purpose, leaseMs })); pause = Math.min(2 * pause, 100)) await sleep(pause);
+    const claim: Claim = {
+      apply: (write) =>
+        db.transaction(async (tx) => {
+          if (!(await repo.stillClaimed(tx, key, token))) {
+            throw new PaymentProcessorError(`the claim ${key} lapsed while the processor was asked`, { retryable: true });
+          }
+          return write(tx);
+        }),
+    };
+    try {
+      return await work(claim);
+    } finally {
+      // Should this fail too (the database gone), the claim lapses by itself.
+      await repo.dropClaim(db, key, token).catch(() => {});
+    }
+  };
+}
+
 export interface HoldSweepOptions {
   /** Pending holds younger than this may still be on their way (a request in flight): left alone. Default 2 minutes. */
   graceMs?: number;
@@ -256,60 +324,68 @@ interface HoldsDeps {
   clock: Clock;
   processor: PaymentProcessor;
   log?: PaymentsLog | undefined;
+  claimLeaseMs?: number | undefined;
 }
 
-/** Holds on payment methods: placing, recording, refreshing under the hold's row lock, webhooks and the sweep of pending ones. */
+/** Holds on payment methods: placing, capturing and releasing under the hold's claim, merging what the processor says, the sweep of pending ones. */
 function createHolds(deps: HoldsDeps) {
   const { db, clock, processor } = deps;
   const account = processor.info.account;
   const ask = askerOf(deps.log);
+  const claimed = claimsOf(db, deps.claimLeaseMs ?? CLAIM_LEASE_MS);
   const ownerOfHold = (hold: repo.HoldRow): repo.Owner => ({ clientId: hold.client_id, userId: hold.user_id, account });
 
-  async function lockedHold(tx: Queryable, id: string): Promise<repo.HoldRow> {
-    const hold = await repo.lockHold(tx, id);
+  async function reread(id: string): Promise<repo.HoldRow> {
+    const hold = await repo.findHold(db, id);
     if (!hold) throw new Error(`hold ${id} vanished`);
     return hold;
   }
 
-  /** Runs `work` in one transaction with the hold's row locked; processor failures answer as in ask(). */
-  function withLockedHold<T>(id: string, work: (tx: Queryable, hold: repo.HoldRow) => Promise<T>): Promise<T> {
-    return ask(() => db.transaction(async (tx) => work(tx, await lockedHold(tx, id))));
-  }
-
-  /** Writes `changes` to a hold locked by `tx`; a final hold stays as it is. */
-  async function change(tx: Queryable, hold: repo.HoldRow, changes: repo.HoldChanges): Promise<repo.HoldRow> {
-    return (await repo.updateHold(tx, hold.id, changes, clock.now())) ?? hold;
-  }
-
-  /** Re-reads the payment intent of a hold locked by `tx` and records where it stands (a final hold is not asked about). */
-  async function refreshLocked(tx: Queryable, hold: repo.HoldRow, paymentIntentId = hold.payment_intent_id): Promise<repo.HoldRow> {
-    if (!paymentIntentId || repo.FINAL_HOLD_STATUSES.includes(hold.status)) return hold;
-    const intent = await processor.retrievePaymentIntent(paymentIntentId);
-    if (!intent) return hold;
-    return change(tx, hold, holdChanges(intent.outcome));
+  /**
+   * Runs `work` on the hold as it stands once claimed: one placement, capture
+   * or release of a hold at a time, across instances, so concurrent callers
+   * send the processor one request and the others find its outcome recorded.
+   * Processor failures answer as in ask().
+   */
+  function exclusively<T>(id: string, purpose: string, work: (hold: repo.HoldRow) => Promise<T>): Promise<T> {
+    return ask(() => claimed(`hold:${id}`, purpose, async () => work(await reread(id))));
   }
 
   /**
-   * Records the processor's answer to placing the hold, only while the hold is
-   * still pending: anything recorded meanwhile (a webhook, which re-read the
-   * intent after it was made) is newer and stays.
+   * Writes what the processor said about the hold, whenever that arrives: the
+   * SQL takes only a state that is not behind the recorded one, and nothing
+   * about another payment intent. Answers the hold as it now stands.
    */
-  function recordPlacement(holdId: string, outcome: PaymentOutcome): Promise<repo.HoldRow> {
-    return db.transaction(async (tx) => (await repo.updateHold(tx, holdId, holdChanges(outcome), clock.now(), ['pending'])) ?? lockedHold(tx, holdId));
+  async function merge(hold: repo.HoldRow, changes: repo.HoldChanges & { status: repo.HoldStatus }): Promise<repo.HoldRow> {
+    const intent = changes.payment_intent_id ?? hold.payment_intent_id ?? undefined;
+    return (await repo.updateHold(db, hold.id, changes, clock.now(), repo.statesUpTo(changes.status), intent)) ?? reread(hold.id);
   }
 
-  async function customerIdOf(q: Queryable, hold: repo.HoldRow): Promise<string> {
-    const customer = await repo.findCustomer(q, ownerOfHold(hold));
+  /** Re-reads the hold's payment intent and merges where it stands (a final hold is not asked about). */
+  async function refresh(hold: repo.HoldRow): Promise<repo.HoldRow> {
+    if (!hold.payment_intent_id || repo.FINAL_HOLD_STATUSES.includes(hold.status)) return hold;
+    const intent = await processor.retrievePaymentIntent(hold.payment_intent_id);
+    return intent ? merge(hold, holdChanges(intent.outcome)) : hold;
+  }
+
+  async function customerIdOf(hold: repo.HoldRow): Promise<string> {
+    const customer = await repo.findCustomer(db, ownerOfHold(hold));
     if (!customer) throw new Error(`hold ${hold.id} has no payment customer`);
     return customer.customer_id;
   }
 
-  /** Asks the processor for the hold (again): the same idempotency key never makes a second payment intent. */
-  async function place(hold: repo.HoldRow, known?: { customerId: string; methodType: PaymentMethodType }, description?: string): Promise<repo.HoldRow> {
-    const customerId = known?.customerId ?? (await customerIdOf(db, hold));
-    const methodType = known?.methodType ?? chargeTypeOf((await repo.findPaymentMethod(db, ownerOfHold(hold), hold.payment_method_id))?.type);
-    const outcome = await ask(() =>
-      processor.placeHold({
+  /**
+   * Asks the processor for the hold (again) while it is pending: the same
+   * idempotency key never makes a second payment intent. The answer is
+   * written only while the hold is still pending: anything recorded meanwhile
+   * (a webhook, which re-read the intent after it was made) is newer and stays.
+   */
+  function place(holdId: string, known?: { customerId: string; methodType: PaymentMethodType }, description?: string): Promise<repo.HoldRow> {
+    return exclusively(holdId, 'place', async (hold) => {
+      if (hold.status !== 'pending') return hold;
+      const customerId = known?.customerId ?? (await customerIdOf(hold));
+      const methodType = known?.methodType ?? chargeTypeOf((await repo.findPaymentMethod(db, ownerOfHold(hold), hold.payment_method_id))?.type);
+      const outcome = await processor.placeHold({
         customerId,
         paymentMethodId: hold.payment_method_id,
         paymentMethodType: methodType,
@@ -318,29 +394,28 @@ function createHolds(deps: HoldsDeps) {
         idempotencyKey: hold.idempotency_key,
         metadata: { reference: hold.reference, user_id: hold.user_id, hold_id: hold.id },
         ...(description ? { description } : {}),
-      }),
-    );
-    return recordPlacement(hold.id, outcome);
+      });
+      return (await repo.updateHold(db, hold.id, holdChanges(outcome), clock.now(), ['pending'])) ?? reread(hold.id);
+    });
   }
 
   /**
    * A payment_intent event: the hold with that intent, or, when the answer to
    * placing it was never recorded (a crash between the processor's call and
-   * our write), the hold our metadata names; its state and intent id are
-   * recorded.
+   * our write), the hold our metadata names (merge takes it only if it has no
+   * other intent); its state and intent id are recorded.
    */
-  async function applyIntentEvent(tx: Queryable, paymentIntentId: string): Promise<void> {
-    const hold = await repo.findHoldByIntent(tx, account, paymentIntentId, { forUpdate: true });
+  async function applyIntentEvent(paymentIntentId: string): Promise<void> {
+    const hold = await repo.findHoldByIntent(db, account, paymentIntentId);
     if (hold) {
-      await refreshLocked(tx, hold);
+      await refresh(hold);
       return;
     }
     const intent = await processor.retrievePaymentIntent(paymentIntentId);
     const holdId = intent?.metadata.hold_id;
     if (!intent || !holdId || !UUID.test(holdId)) return;
-    const unrecorded = await repo.lockUnrecordedHold(tx, account, holdId);
-    // Read again now that the hold is locked: an event handled meanwhile must not be undone by this older read.
-    if (unrecorded) await refreshLocked(tx, unrecorded, intent.id);
+    const unrecorded = await repo.findHold(db, holdId);
+    if (unrecorded?.account === account) await merge(unrecorded, holdChanges(intent.outcome));
   }
 
   /**
@@ -349,7 +424,7 @@ function createHolds(deps: HoldsDeps) {
    * processor answers the intent it made, or makes it now); for an older one
    * the key may be forgotten, so its intent is looked up by our metadata
    * instead of risking a second one, and when there is none the hold is
-   * `failed`.
+   * `failed`. Either is written only while the hold is still pending.
    */
   async function sweep(options: HoldSweepOptions = {}): Promise<HoldSweepResult> {
     const graceMs = options.graceMs ?? 2 * 60_000;
@@ -360,35 +435,28 @@ function createHolds(deps: HoldsDeps) {
       result.examined++;
       try {
         if (now.getTime() - pending.created_at.getTime() < retryWindowMs) {
-          const placed = await place(pending);
+          const placed = await place(pending.id);
           if (placed.status === 'pending') result.unresolved++;
           else result.resumed++;
           continue;
         }
-        const resolved = await withLockedHold(pending.id, async (tx, hold) => {
-          if (hold.status !== 'pending') return 'moved' as const;
-          const intent = await processor.findPaymentIntent({
-            customerId: await customerIdOf(tx, hold),
+        const customerId = await customerIdOf(pending);
+        const intent = await ask(() =>
+          processor.findPaymentIntent({
+            customerId,
             metadataKey: 'hold_id',
-            metadataValue: hold.id,
+            metadataValue: pending.id,
             // Our clock and the processor's may differ a little.
-            createdSince: new Date(hold.created_at.getTime() - HOUR_MS),
-          });
-          if (intent) {
-            await repo.updateHold(tx, hold.id, holdChanges(intent.outcome), clock.now(), ['pending']);
-            return 'found' as const;
-          }
-          await repo.updateHold(
-            tx,
-            hold.id,
-            { status: 'failed', failure_code: 'not_placed', failure_message: 'The hold was never placed at the payment processor.' },
-            clock.now(),
-            ['pending'],
-          );
-          return 'failed' as const;
-        });
-        if (resolved === 'found') result.found++;
-        else if (resolved === 'failed') result.failed++;
+            createdSince: new Date(pending.created_at.getTime() - HOUR_MS),
+          }),
+        );
+        const changes: repo.HoldChanges = intent
+          ? holdChanges(intent.outcome)
+          : { status: 'failed', failure_code: 'not_placed', failure_message: 'The hold was never placed at the payment processor.' };
+        if (await repo.updateHold(db, pending.id, changes, clock.now(), ['pending'])) {
+          if (intent) result.found++;
+          else result.failed++;
+        }
       } catch (error) {
         result.unresolved++;
         deps.log?.warn({ err: error, hold_id: pending.id }, 'a pending hold could not be resolved; the next sweep tries again');
@@ -397,7 +465,7 @@ function createHolds(deps: HoldsDeps) {
     return result;
   }
 
-  return { ask, withLockedHold, change, refreshLocked, place, applyIntentEvent, sweep };
+  return { ask, claimed, exclusively, merge, refresh, place, applyIntentEvent, sweep };
 }
 
 export function createPaymentsService(deps: PaymentsServiceDeps) {
@@ -409,78 +477,152 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   const { ask } = holds;
   const intentListeners: PaymentIntentListener[] = [];
 
+  const removalOf = (paymentMethodId: string) => `remove:${paymentMethodId}`;
+  const customerKey = (owner: repo.Owner) => `customer:${owner.account}:${owner.userId}`;
+
+  /** Runs `work` with the user's processor customer claimed: making it, and every change of the user's mirror, one at a time. */
+  function withCustomer<T>(owner: repo.Owner, purpose: string, work: (claim: Claim) => Promise<T>): Promise<T> {
+    return holds.claimed(customerKey(owner), purpose, work);
+  }
+
   async function ensureCustomer(clientId: string, userId: string): Promise<string> {
     const owner = ownerOf(clientId, userId);
     const existing = await repo.findCustomer(db, owner);
     if (existing) return existing.customer_id;
-    // A deterministic key: concurrent first calls get the same processor customer.
-    const { customerId } = await ask(() =>
-      processor.createCustomer({
-        idempotencyKey: `customer:${account}:${userId}`,
-        metadata: { user_id: userId, client_id: clientId },
-        description: `User ${userId}`,
+    // Claimed, so that concurrent first calls send one request: the deterministic key would give them one customer too, but
+    // the processor refuses a request whose key is still in flight.
+    return ask(() =>
+      withCustomer(owner, 'create', async (claim) => {
+        const made = await repo.findCustomer(db, owner);
+        if (made) return made.customer_id;
+        const { customerId } = await processor.createCustomer({
+          idempotencyKey: `customer:${account}:${userId}`,
+          metadata: { user_id: userId, client_id: clientId },
+          description: `User ${userId}`,
+        });
+        await claim.apply((tx) => repo.insertCustomer(tx, owner, customerId, clock.now()));
+        const stored = await repo.findCustomer(db, owner);
+        if (!stored) throw new Error('the payment customer row vanished');
+        return stored.customer_id;
       }),
     );
-    await repo.insertCustomer(db, owner, customerId, clock.now());
-    const stored = await repo.findCustomer(db, owner);
-    if (!stored) throw new Error('the payment customer row vanished');
-    return stored.customer_id;
+  }
+
+  // --- the mirror: every function taking a Claim runs under the user's customer claim ---------------------
+
+  /**
+   * In `tx`: gives the user a default when they have methods but none is: the
+   * first one connected (`oldest`), or after the default was removed the
+   * newest remaining (`newest`). Answers the method it made the default, for
+   * tellDefault once committed (in the same transaction as the change that
+   * called for it, so the mirror is never seen without its default).
+   */
+  async function ensureDefault(tx: Queryable, owner: repo.Owner, pick: 'oldest' | 'newest'): Promise<string | undefined> {
+    const methods = await repo.allPaymentMethods(tx, owner);
+    if (methods.length === 0 || methods.some((m) => m.is_default)) return undefined;
+    const chosen = (pick === 'newest' ? methods[0] : methods.at(-1)) as repo.PaymentMethodRow;
+    await repo.setDefaultPaymentMethod(tx, owner, chosen.id);
+    return chosen.id;
   }
 
   /**
-   * Gives the user a default when they have methods but none is: the first
-   * one connected (`oldest`), or after the default was removed the newest
-   * remaining (`newest`). The processor's customer follows.
+   * Tells the processor's customer the default ensureDefault just wrote (still
+   * under the claim, so whoever waits for it finds both done). If it cannot be
+   * reached, the default is taken back here: the next change of the mirror, or
+   * the webhook delivered again, tries again.
    */
-  async function ensureDefault(tx: Queryable, owner: repo.Owner, customerId: string, pick: 'oldest' | 'newest'): Promise<void> {
-    const methods = await repo.allPaymentMethods(tx, owner);
-    if (methods.length === 0 || methods.some((m) => m.is_default)) return;
-    const chosen = (pick === 'newest' ? methods[0] : methods.at(-1)) as repo.PaymentMethodRow;
-    await repo.setDefaultPaymentMethod(tx, owner, chosen.id);
-    await processor.setDefaultPaymentMethod(customerId, chosen.id);
+  async function tellDefault(claim: Claim, owner: repo.Owner, customerId: string, chosen: string | undefined): Promise<void> {
+    if (chosen === undefined) return;
+    try {
+      await processor.setDefaultPaymentMethod(customerId, chosen);
+    } catch (error) {
+      await claim.apply((tx) => repo.unsetDefaultPaymentMethod(tx, owner, chosen));
+      throw error;
+    }
   }
 
-  /** Brings the mirror in line with the processor's list for this customer (under the customer lock). */
-  async function syncCustomer(tx: Queryable, owner: repo.Owner, customerId: string): Promise<void> {
+  /** Brings the mirror in line with the processor's list for this customer. */
+  async function syncCustomer(claim: Claim, owner: repo.Owner, customerId: string): Promise<void> {
     const remote = (await processor.listPaymentMethods(customerId)).filter((pm) => pm.customerId === customerId);
-    const local = await repo.allPaymentMethods(tx, owner);
-    const now = clock.now();
-    // Oldest first, so the mirror's insertion order follows creation (the processor lists newest first).
-    for (const pm of [...remote].reverse().sort((a, b) => a.created.getTime() - b.created.getTime())) {
-      await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), now);
-    }
-    const remoteIds = new Set(remote.map((pm) => pm.id));
-    let removedDefault = false;
-    for (const row of local) {
-      if (remoteIds.has(row.id)) continue;
-      await repo.deletePaymentMethod(tx, owner, row.id);
-      removedDefault ||= row.is_default;
-    }
-    await ensureDefault(tx, owner, customerId, removedDefault ? 'newest' : 'oldest');
+    const chosen = await claim.apply(async (tx) => {
+      const local = await repo.allPaymentMethods(tx, owner);
+      const now = clock.now();
+      // Oldest first, so the mirror's insertion order follows creation (the processor lists newest first).
+      for (const pm of [...remote].reverse().sort((a, b) => a.created.getTime() - b.created.getTime())) {
+        await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), now);
+      }
+      const remoteIds = new Set(remote.map((pm) => pm.id));
+      let removedDefault = false;
+      for (const row of local) {
+        if (remoteIds.has(row.id)) continue;
+        await repo.deletePaymentMethod(tx, owner, row.id);
+        removedDefault ||= row.is_default;
+      }
+      return ensureDefault(tx, owner, removedDefault ? 'newest' : 'oldest');
+    });
+    await tellDefault(claim, owner, customerId, chosen);
   }
 
   /**
    * A method the mirror does not know yet (the webhook may still be on its
    * way): adopted if the processor has it attached to this user's customer.
    */
-  async function adopt(tx: Queryable, owner: repo.Owner, customerId: string, paymentMethodId: string): Promise<repo.PaymentMethodRow | undefined> {
+  async function adopt(claim: Claim, owner: repo.Owner, customerId: string, paymentMethodId: string): Promise<repo.PaymentMethodRow | undefined> {
     if (!PROCESSOR_ID.test(paymentMethodId)) return undefined;
     const pm = await processor.retrievePaymentMethod(paymentMethodId);
     if (!pm || pm.customerId !== customerId) return undefined;
-    await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), clock.now());
-    await ensureDefault(tx, owner, customerId, 'oldest');
-    return repo.findPaymentMethod(tx, owner, paymentMethodId);
+    const chosen = await claim.apply(async (tx) => {
+      await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), clock.now());
+      return ensureDefault(tx, owner, 'oldest');
+    });
+    await tellDefault(claim, owner, customerId, chosen);
+    return repo.findPaymentMethod(db, owner, paymentMethodId);
   }
 
-  /** The user's method (locks the user's payment rows), or not_found. */
-  async function lockedMethod(tx: Queryable, clientId: string, userId: string, paymentMethodId: string) {
-    await deps.requireUser(tx, clientId, userId);
-    const owner = ownerOf(clientId, userId);
-    const customer = await repo.findCustomer(tx, owner, { forUpdate: true });
-    if (!customer) throw paymentMethodNotFound();
-    const row = (await repo.findPaymentMethod(tx, owner, paymentMethodId)) ?? (await ask(() => adopt(tx, owner, customer.customer_id, paymentMethodId)));
+  /** The method, adopted if the mirror does not know it yet; not_found otherwise. */
+  async function claimedMethod(claim: Claim, owner: repo.Owner, customerId: string, paymentMethodId: string): Promise<repo.PaymentMethodRow> {
+    const row = (await repo.findPaymentMethod(db, owner, paymentMethodId)) ?? (await adopt(claim, owner, customerId, paymentMethodId));
     if (!row) throw paymentMethodNotFound();
-    return { owner, customer, row };
+    return row;
+  }
+
+  /** The user's processor customer; not_found (the method's) for no such user, or no customer yet. */
+  async function customerFor(clientId: string, userId: string) {
+    await deps.requireUser(db, clientId, userId);
+    const owner = ownerOf(clientId, userId);
+    const customer = await repo.findCustomer(db, owner);
+    if (!customer) throw paymentMethodNotFound();
+    return { owner, customerId: customer.customer_id };
+  }
+
+  // --- using a method -------------------------------------------------------------------------------------
+
+  /** The user's method as mirrored, unless it is being removed (then undefined, like one the mirror does not know). */
+  async function mirroredMethod(q: Queryable, owner: repo.Owner, paymentMethodId: string): Promise<repo.PaymentMethodRow | undefined> {
+    const row = await repo.findPaymentMethod(q, owner, paymentMethodId);
+    return row && !(await repo.claimedFor(q, customerKey(owner), removalOf(paymentMethodId))) ? row : undefined;
+  }
+
+  /**
+   * The user's method, outside any transaction: adopted from the processor
+   * when the mirror does not know it; one being removed is waited for (the
+   * claim), then found only if its removal failed. not_found otherwise.
+   */
+  async function knownMethod(clientId: string, userId: string, paymentMethodId: string) {
+    const { owner, customerId } = await customerFor(clientId, userId);
+    const row =
+      (await mirroredMethod(db, owner, paymentMethodId)) ??
+      (await ask(() => withCustomer(owner, 'adopt', (claim) => adopt(claim, owner, customerId, paymentMethodId))));
+    if (!row) throw paymentMethodNotFound();
+    return { owner, customerId, row };
+  }
+
+  /** In `tx`, with the user's payment rows locked (as a removal checks its guards): the method, unless it is being removed; not_found otherwise. */
+  async function lockedMethod(tx: Queryable, owner: repo.Owner, paymentMethodId: string) {
+    const customer = await repo.findCustomer(tx, owner, { forUpdate: true });
+    const row = customer && (await mirroredMethod(tx, owner, paymentMethodId));
+    if (!customer || !row) throw paymentMethodNotFound();
+    return { customer, row };
   }
 
   async function activeHoldGuard(tx: Queryable, target: { clientId: string; userId: string; paymentMethodId: string }): Promise<void> {
@@ -505,49 +647,54 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   // --- webhooks -------------------------------------------------------------------------
 
   /**
-   * Brings one method of the mirror in line with the processor. The owner's
-   * customer row is locked before the processor is read, so a removal running
-   * meanwhile has either finished (and the method reads as detached) or waits
-   * for this transaction; a stale "attached" is never written back over it.
+   * Brings one method of the mirror in line with the processor. It is read
+   * under the owner's claim, so a removal running meanwhile has either
+   * finished (and the method reads as detached) or waits for this; a stale
+   * "attached" is never written back over it.
    */
-  async function refreshPaymentMethod(tx: Queryable, paymentMethodId: string): Promise<void> {
-    const local = await repo.findPaymentMethodById(tx, account, paymentMethodId);
+  async function refreshPaymentMethod(paymentMethodId: string): Promise<void> {
+    const local = await repo.findPaymentMethodById(db, account, paymentMethodId);
     let customer: repo.CustomerRow | undefined;
     if (local) {
-      customer = await repo.findCustomer(tx, ownerOf(local.client_id, local.user_id), { forUpdate: true });
+      customer = await repo.findCustomer(db, ownerOf(local.client_id, local.user_id));
     } else {
-      // Not mirrored yet: the processor names the customer to lock.
+      // Not mirrored yet: the processor names the customer.
       const first = await processor.retrievePaymentMethod(paymentMethodId);
       if (!first?.customerId) return;
-      customer = await repo.findCustomerOwner(tx, account, first.customerId, { forUpdate: true });
+      customer = await repo.findCustomerOwner(db, account, first.customerId);
     }
     if (!customer) return; // not one of our customers
-    const scope = ownerOf(customer.client_id, customer.user_id);
-    const pm = await processor.retrievePaymentMethod(paymentMethodId);
-    if (pm?.customerId === customer.customer_id) {
-      await repo.upsertPaymentMethod(tx, scope, mirrorDetails(pm, customer.customer_id), clock.now());
-      await ensureDefault(tx, scope, customer.customer_id, 'oldest');
-      return;
-    }
-    // Detached (or gone) at the processor: drop it from the mirror, promoting another default.
-    if (await repo.deletePaymentMethod(tx, scope, paymentMethodId)) await ensureDefault(tx, scope, customer.customer_id, 'newest');
+    const owner = ownerOf(customer.client_id, customer.user_id);
+    const customerId = customer.customer_id;
+    await withCustomer(owner, 'refresh', async (claim) => {
+      const pm = await processor.retrievePaymentMethod(paymentMethodId);
+      const chosen = await claim.apply(async (tx) => {
+        if (pm?.customerId === customerId) {
+          await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), clock.now());
+          return ensureDefault(tx, owner, 'oldest');
+        }
+        // Detached (or gone) at the processor: dropped from the mirror, promoting another default.
+        return (await repo.deletePaymentMethod(tx, owner, paymentMethodId)) ? ensureDefault(tx, owner, 'newest') : undefined;
+      });
+      await tellDefault(claim, owner, customerId, chosen);
+    });
   }
 
-  async function applyEvent(tx: Queryable, event: ProcessorEvent): Promise<void> {
+  async function applyEvent(event: ProcessorEvent): Promise<void> {
     if (!event.object) return;
     switch (event.object.type) {
       case 'setup_intent': {
         if (event.type !== 'setup_intent.succeeded') return;
         const intent = await processor.retrieveSetupIntent(event.object.id);
-        if (intent?.status === 'succeeded' && intent.paymentMethodId) await refreshPaymentMethod(tx, intent.paymentMethodId);
+        if (intent?.status === 'succeeded' && intent.paymentMethodId) await refreshPaymentMethod(intent.paymentMethodId);
         return;
       }
       case 'payment_method':
-        await refreshPaymentMethod(tx, event.object.id);
+        await refreshPaymentMethod(event.object.id);
         return;
       case 'payment_intent':
-        await holds.applyIntentEvent(tx, event.object.id);
-        for (const listener of intentListeners) await listener(tx, event.object.id);
+        await holds.applyIntentEvent(event.object.id);
+        for (const listener of intentListeners) await listener(db, event.object.id);
         return;
       default:
         return;
@@ -557,7 +704,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   return {
     info: processor.info,
 
-    /** Another module following payment intents it made (e.g. a debt's charge): called in the webhook's transaction. */
+    /** Another module following payment intents it made (e.g. a debt's charge): called once the webhook's hold changes are written. */
     onPaymentIntentChanged(listener: PaymentIntentListener): void {
       intentListeners.push(listener);
     },
@@ -592,10 +739,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
       const customer = await repo.findCustomer(db, owner);
       if (customer) {
         try {
-          await db.transaction(async (tx) => {
-            await repo.findCustomer(tx, owner, { forUpdate: true });
-            await syncCustomer(tx, owner, customer.customer_id);
-          });
+          await withCustomer(owner, 'sync', (claim) => syncCustomer(claim, owner, customer.customer_id));
         } catch (error) {
           if (!(error instanceof PaymentProcessorError)) throw error;
           deps.log?.warn({ err: error }, 'payment methods served from the mirror: the processor could not be reached');
@@ -605,27 +749,59 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
       return { count, results: rows.map(paymentMethodView) };
     },
 
-    /** One of the user's methods (e.g. the one a charging session is to use), or not_found. */
+    /**
+     * One of the user's methods (e.g. the one a charging session is to use),
+     * or not_found. Answered from `tx` when mirrored; one the mirror does not
+     * know yet is adopted through the pool, with nothing of ours locked in
+     * `tx` (the caller's transaction stays open meanwhile).
+     */
     async getPaymentMethod(tx: Queryable, clientId: string, userId: string, paymentMethodId: string): Promise<PaymentMethodView> {
-      return paymentMethodView((await lockedMethod(tx, clientId, userId, paymentMethodId)).row);
+      await deps.requireUser(tx, clientId, userId);
+      const owner = ownerOf(clientId, userId);
+      const mirrored = (await repo.findCustomer(tx, owner)) && (await mirroredMethod(tx, owner, paymentMethodId));
+      return paymentMethodView(mirrored || (await knownMethod(clientId, userId, paymentMethodId)).row);
     },
 
-    /** Detaches at the processor and removes; the newest remaining method becomes the default if this one was. */
-    async removePaymentMethod(tx: Queryable, clientId: string, userId: string, paymentMethodId: string): Promise<void> {
-      const { owner, customer, row } = await lockedMethod(tx, clientId, userId, paymentMethodId);
+    /**
+     * Detaches at the processor and removes; the newest remaining method
+     * becomes the default if this one was (the processor's customer is told
+     * before the mirror changes). Not in a transaction of the caller's: it
+     * asks the processor.
+     */
+    async removePaymentMethod(clientId: string, userId: string, paymentMethodId: string): Promise<void> {
+      const { owner, customerId } = await customerFor(clientId, userId);
       const target = { clientId, userId, paymentMethodId };
-      await activeHoldGuard(tx, target);
-      for (const guard of guards) await guard(tx, target);
-      await ask(() => processor.detachPaymentMethod(paymentMethodId));
-      await repo.deletePaymentMethod(tx, owner, paymentMethodId);
-      if (row.is_default) await ask(() => ensureDefault(tx, owner, customer.customer_id, 'newest'));
+      await ask(() =>
+        withCustomer(owner, removalOf(paymentMethodId), async (claim) => {
+          const row = await claimedMethod(claim, owner, customerId, paymentMethodId);
+          const next = await claim.apply(async (tx) => {
+            // The user's row lock, which placing a hold takes too: a hold recorded before this is seen by the guard; one
+            // placed after finds the method being removed (this claim's purpose, committed before).
+            await repo.findCustomer(tx, owner, { forUpdate: true });
+            await activeHoldGuard(tx, target);
+            for (const guard of guards) await guard(tx, target);
+            return row.is_default ? (await repo.allPaymentMethods(tx, owner)).find((m) => m.id !== paymentMethodId) : undefined;
+          });
+          await processor.detachPaymentMethod(paymentMethodId);
+          if (next) await processor.setDefaultPaymentMethod(customerId, next.id);
+          await claim.apply(async (tx) => {
+            await repo.deletePaymentMethod(tx, owner, paymentMethodId);
+            if (next) await repo.setDefaultPaymentMethod(tx, owner, next.id);
+          });
+        }),
+      );
     },
 
-    /** Makes the method the user's default, here and on the processor's customer. */
-    async setDefaultPaymentMethod(tx: Queryable, clientId: string, userId: string, paymentMethodId: string): Promise<void> {
-      const { owner, customer } = await lockedMethod(tx, clientId, userId, paymentMethodId);
-      await repo.setDefaultPaymentMethod(tx, owner, paymentMethodId);
-      await ask(() => processor.setDefaultPaymentMethod(customer.customer_id, paymentMethodId));
+    /** Makes the method the user's default, on the processor's customer and then here. */
+    async setDefaultPaymentMethod(clientId: string, userId: string, paymentMethodId: string): Promise<void> {
+      const { owner, customerId } = await customerFor(clientId, userId);
+      await ask(() =>
+        withCustomer(owner, 'default', async (claim) => {
+          await claimedMethod(claim, owner, customerId, paymentMethodId);
+          await processor.setDefaultPaymentMethod(customerId, paymentMethodId);
+          await claim.apply((tx) => repo.setDefaultPaymentMethod(tx, owner, paymentMethodId));
+        }),
+      );
     },
 
     // --- holds (used by charging) -----------------------------------------------------
@@ -652,30 +828,35 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
         }
         return hold;
       };
-      const prepared = await db.transaction(async (tx) => {
-        const existing = await repo.findHoldByReference(tx, account, request.reference, { forUpdate: true });
+      const prepare = async (): Promise<{ hold: repo.HoldRow; known?: { customerId: string; methodType: PaymentMethodType } }> => {
+        const existing = await repo.findHoldByReference(db, account, request.reference);
         if (existing) return { hold: same(existing) };
-        const { customer, row } = await lockedMethod(tx, request.clientId, request.userId, request.paymentMethodId);
-        const inserted = await repo.insertHold(tx, {
-          id: randomUUID(),
-          account,
-          client_id: request.clientId,
-          user_id: request.userId,
-          payment_method_id: request.paymentMethodId,
-          reference: request.reference,
-          idempotency_key: `${request.reference}:hold`,
-          amount: request.amount,
-          currency,
-          created_at: clock.now(),
+        // Outside the transaction below: the method may have to be read from the processor first.
+        const { owner } = await knownMethod(request.clientId, request.userId, request.paymentMethodId);
+        return db.transaction(async (tx) => {
+          const { customer, row } = await lockedMethod(tx, owner, request.paymentMethodId);
+          const inserted = await repo.insertHold(tx, {
+            id: randomUUID(),
+            account,
+            client_id: request.clientId,
+            user_id: request.userId,
+            payment_method_id: request.paymentMethodId,
+            reference: request.reference,
+            idempotency_key: `${request.reference}:hold`,
+            amount: request.amount,
+            currency,
+            created_at: clock.now(),
+          });
+          if (inserted) return { hold: inserted, known: { customerId: customer.customer_id, methodType: chargeTypeOf(row.type) } };
+          // A concurrent first call for the same reference inserted it meanwhile: that hold is the one.
+          const winner = await repo.findHoldByReference(tx, account, request.reference);
+          if (!winner) throw new Error(`the hold for ${request.reference} vanished`);
+          return { hold: same(winner) };
         });
-        if (inserted) return { hold: inserted, known: { customerId: customer.customer_id, methodType: chargeTypeOf(row.type) } };
-        // A concurrent first call for the same reference inserted it while we waited: that hold is the one.
-        const winner = await repo.findHoldByReference(tx, account, request.reference, { forUpdate: true });
-        if (!winner) throw new Error(`the hold for ${request.reference} vanished`);
-        return { hold: same(winner) };
-      });
+      };
+      const prepared = await prepare();
       if (prepared.hold.status !== 'pending') return holdOf(prepared.hold);
-      return holdOf(await holds.place(prepared.hold, prepared.known, request.description));
+      return holdOf(await holds.place(prepared.hold.id, prepared.known, request.description));
     },
 
     async getHold(clientId: string, reference: string): Promise<Hold> {
@@ -691,16 +872,16 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     /** Re-reads the hold from the processor (a missed webhook, a customer who has just authenticated). */
     async refreshHold(clientId: string, reference: string): Promise<Hold> {
       const found = await holdForReference(clientId, reference);
-      return holdOf(await holds.withLockedHold(found.id, (tx, hold) => holds.refreshLocked(tx, hold)));
+      return holdOf(await ask(() => holds.refresh(found)));
     },
 
     /** Captures `amount` (at most what is held; the rest is released). Idempotent: key `<reference>:capture:<amount>`. */
     async captureHold(clientId: string, reference: string, amount: number): Promise<Hold> {
       requirePositiveAmount(amount);
       const found = await holdForReference(clientId, reference);
-      // A refusal is answered after the commit, so that what the refresh learnt is kept.
-      const { hold, refusal } = await holds.withLockedHold(found.id, async (tx, locked): Promise<{ hold: repo.HoldRow; refusal?: AppError }> => {
-        const current = locked.status === 'authorized' || locked.status === 'captured' ? locked : await holds.refreshLocked(tx, locked);
+      // A refusal is answered after the claim is let go; what the refresh learnt is kept.
+      const { hold, refusal } = await holds.exclusively(found.id, 'capture', async (claimed): Promise<{ hold: repo.HoldRow; refusal?: AppError }> => {
+        const current = claimed.status === 'authorized' || claimed.status === 'captured' ? claimed : await holds.refresh(claimed);
         if (current.status === 'captured') return { hold: current };
         if (current.status !== 'authorized' || !current.payment_intent_id) return { hold: current, refusal: notCapturable(reference, current) };
         if (amount > current.amount_capturable) {
@@ -710,9 +891,9 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
         const paymentIntentId = current.payment_intent_id;
         const result = await processor.captureHold({ paymentIntentId, amount, idempotencyKey: `${reference}:capture:${amount}` });
         if (result.status === 'captured') {
-          return { hold: await holds.change(tx, current, { status: 'captured', amount_captured: result.amountCaptured, amount_capturable: 0 }) };
+          return { hold: await holds.merge(current, { status: 'captured', amount_captured: result.amountCaptured, amount_capturable: 0 }) };
         }
-        const after = await holds.refreshLocked(tx, current);
+        const after = await holds.refresh(current);
         return { hold: after, refusal: notCapturable(reference, after) };
       });
       if (refusal) throw refusal;
@@ -723,17 +904,17 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     async releaseHold(clientId: string, reference: string): Promise<Hold> {
       let found = await holdForReference(clientId, reference);
       // The processor may have made the payment intent before we recorded it: resume first (same key), then release.
-      if (found.status === 'pending') found = await holds.place(found);
+      if (found.status === 'pending') found = await holds.place(found.id);
       return holdOf(
-        await holds.withLockedHold(found.id, async (tx, hold) => {
+        await holds.exclusively(found.id, 'release', async (hold) => {
           if (!hold.payment_intent_id || ['released', 'expired', 'captured', 'failed'].includes(hold.status)) return hold;
           // A declined hold's intent is canceled too (so that it cannot be completed later); the hold stays declined.
           const paymentIntentId = hold.payment_intent_id;
           const result = await processor.releaseHold({ paymentIntentId, idempotencyKey: `${reference}:release` });
           if (result.status === 'released') {
-            return holds.change(tx, hold, { status: result.reason === 'automatic' ? 'expired' : 'released', amount_capturable: 0 });
+            return holds.merge(hold, { status: result.reason === 'automatic' ? 'expired' : 'released', amount_capturable: 0 });
           }
-          return holds.refreshLocked(tx, hold);
+          return holds.refresh(hold);
         }),
       );
     },
@@ -741,10 +922,10 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     /** Charges the user's method off-session at once (e.g. a session's cost beyond its hold); the outcome is a value. */
     async chargeOffSession(request: HoldRequest & { idempotencyKey: string }): Promise<PaymentOutcome> {
       requirePositiveAmount(request.amount);
-      const { customer, row } = await db.transaction((tx) => lockedMethod(tx, request.clientId, request.userId, request.paymentMethodId));
+      const { customerId, row } = await knownMethod(request.clientId, request.userId, request.paymentMethodId);
       return ask(() =>
         processor.chargeOffSession({
-          customerId: customer.customer_id,
+          customerId,
           paymentMethodId: row.id,
           paymentMethodType: chargeTypeOf(row.type),
           amount: request.amount,
@@ -762,17 +943,16 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
      * Applies a processor webhook: verified on the raw body (throws
      * WebhookSignatureError), dropped if its id was handled before, otherwise
      * the object it names is re-read from the processor and our state brought
-     * in line, in one transaction with the record of the event.
+     * in line. The event is recorded as handled only then: one whose handling
+     * failed is delivered again and applied again (every step re-reads the
+     * processor and writes conditionally, so applying twice is harmless).
      */
     async handleWebhook(rawBody: Buffer, signature: string | undefined): Promise<{ duplicate: boolean; type: string }> {
       const event = processor.verifyWebhook(rawBody, signature, clock.now());
-      return ask(() =>
-        db.transaction(async (tx) => {
-          if (!(await repo.recordWebhookEvent(tx, account, event.id, event.type, clock.now()))) return { duplicate: true, type: event.type };
-          await applyEvent(tx, event);
-          return { duplicate: false, type: event.type };
-        }),
-      );
+      if (await repo.webhookEventHandled(db, account, event.id)) return { duplicate: true, type: event.type };
+      await ask(() => applyEvent(event));
+      const recorded = await repo.recordWebhookEvent(db, account, event.id, event.type, clock.now());
+      return { duplicate: !recorded, type: event.type };
     },
   };
 }
@@ -789,7 +969,12 @@ export function sweepPendingHolds(deps: HoldsDeps, options?: HoldSweepOptions): 
   return createHolds(deps).sweep(options);
 }
 
-/** Forgets handled webhook event ids after 30 days (Stripe stops redelivering after 3); run periodically. */
-export function purgeHandledWebhookEvents(db: Queryable, clock: Clock): Promise<number> {
+/**
+ * Forgets handled webhook event ids after 30 days (Stripe stops redelivering
+ * after 3), and the claims of holders that died, a day after they lapsed
+ * (nobody took them over); run periodically. Answers the events forgotten.
+ */
+export async function purgeHandledWebhookEvents(db: Queryable, clock: Clock): Promise<number> {
+  await repo.purgeLapsedClaims(db, 24 * 3_600_000);
   return repo.purgeWebhookEvents(db, new Date(clock.now().getTime() - 30 * 24 * 3_600_000));
 }
