@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { importOcpiFile } from '../src/modules/stations/loader.ts';
+import { streamCatalogue } from '../src/modules/stations/repository.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
 import { ocpiLocation, ocpiTariff } from './stations-fixtures.ts';
 
@@ -54,4 +55,43 @@ test('a line that is not JSON names the file and line; an invalid object names i
   const empty = path.join(dir, 'empty.json');
   await writeFile(empty, '  [ ]');
   assert.deepEqual(await importOcpiFile(t.ingestion, empty), { locations: 0, tariffs: 0 });
+});
+
+test('the catalogue is read as every location with its EVSEs in order, whatever the batch size', async () => {
+  // A few locations with several EVSEs (in the CPO's order, not the uids'), some without any.
+  const batch = Array.from({ length: 40 }, (_, k) =>
+    ocpiLocation({
+      id: `S${String(k).padStart(2, '0')}`,
+      lat: 50 + k / 1_000,
+      lon: 8,
+      evses: k % 5 === 4 ? [] : Array.from({ length: 1 + (k % 4) }, () => ({})),
+    }),
+  );
+  for (const location of batch) location.evses?.reverse();
+  await t.ingestion.ingest({ locations: batch });
+  const read = async (size: number) => {
+    const out: string[] = [];
+    for await (const b of streamCatalogue(t.db, size)) {
+      for (const [k, l] of b.locations.entries()) out.push(`${l.country_code}*${l.party_id}*${l.id}: ${b.evses[k]?.map((e) => e.uid).join(',')}`);
+    }
+    return out;
+  };
+  const whole = await read(100_000);
+  const { rows } = await t.db.query<{ line: string }>(
+    `SELECT l.country_code || '*' || l.party_id || '*' || l.id || ': ' || coalesce(string_agg(e.uid, ',' ORDER BY e.position, e.uid), '') AS line
+       FROM ocpi_locations l LEFT JOIN ocpi_evses e ON e.country_code = l.country_code AND e.party_id = l.party_id AND e.location_id = l.id
+      GROUP BY l.country_code, l.party_id, l.id ORDER BY l.country_code, l.party_id, l.id`,
+  );
+  assert.deepEqual(
+    whole,
+    rows.map((r) => r.line),
+  );
+  assert.ok(
+    whole.some((line) => line.endsWith(': ')) && whole.some((line) => line.split(',').length >= 4),
+    'locations without EVSEs and with several are read',
+  );
+  for (const size of [1, 3, 250]) assert.deepEqual(await read(size), whole, `batches of ${size}`);
+  // Stopping early gives the connection back (the pool would run dry otherwise).
+  for (let k = 0; k < t.db.pool.options.max + 2; k++) for await (const _ of streamCatalogue(t.db, 2)) break;
+  assert.deepEqual(await read(7), whole);
 });

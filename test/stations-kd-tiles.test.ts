@@ -14,7 +14,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { around as geoAround } from 'geokdbush';
 import KDBush from 'kdbush';
-import { isoDateTime, metersJson } from '../src/modules/stations/catalogue.ts';
+import { isoDateTime, metersJson, withinTerm } from '../src/modules/stations/catalogue.ts';
 import { boxDist, nearestOut, nearestWithin } from '../src/modules/stations/kd-nearest.ts';
 import {
   buildCellSummary,
@@ -89,6 +89,7 @@ describe('nearestWithin (nearest-first walk over the kdbush arrays)', () => {
       [3, 300, 4],
       [4, 2_000, 16],
       [5, 5_000, 64],
+      [6, 5_000, 128],
     ] as const) {
       const rng = prng(seed);
       const { lon, lat } = randomPoints(rng, n);
@@ -148,7 +149,7 @@ describe('nearestWithin (nearest-first walk over the kdbush arrays)', () => {
         if (all.length > found) stopped++;
       }
     }
-    assert.ok(cases === 750 && tied >= 20 && stopped >= 100, `ties past the page and early stops are exercised (${tied} with ties, ${stopped} stopped early)`);
+    assert.ok(cases === 900 && tied >= 20 && stopped >= 100, `ties past the page and early stops are exercised (${tied} with ties, ${stopped} stopped early)`);
   });
 
   test('boxDist is a lower bound of the term of every point in the box', () => {
@@ -169,6 +170,50 @@ describe('nearestWithin (nearest-first walk over the kdbush arrays)', () => {
         },
       ),
       { numRuns: 2_000 },
+    );
+  });
+});
+
+describe('withinTerm (the distance test of the around count)', () => {
+  test('decides what the exact haversine term decides, also for points a rounding error away from the circle', () => {
+    const rng = prng(17);
+    let near = 0;
+    let inside = 0;
+    for (let q = 0; q < 100_000; q++) {
+      const lat = q % 10 === 0 ? rng() * 170 - 85 : 35 + rng() * 35;
+      const lon = q % 10 === 0 ? rng() * 360 - 180 : -10 + rng() * 42;
+      const radiusKm = q % 7 === 0 ? rng() * 0.1 : 0.1 * 1000 ** rng();
+      const maxH = Math.sin(radiusKm / 6371 / 2) ** 2;
+      // A point on the circle in a random direction (found by bisection on the exact term), then
+      // moved by a relative amount from 1e-3 down to nothing.
+      const bearing = rng() * 2 * Math.PI;
+      const at = (km: number): [number, number] => [
+        Math.max(-180, Math.min(180, lon + ((km / 6371) * Math.sin(bearing)) / RAD / Math.cos(lat * RAD))),
+        Math.max(-90, Math.min(90, lat + ((km / 6371) * Math.cos(bearing)) / RAD)),
+      ];
+      let lo = 0;
+      let hi = 2 * radiusKm;
+      for (let step = 0; step < 60; step++) {
+        const mid = (lo + hi) / 2;
+        const [mx, my] = at(mid);
+        if (haverSinTerm(lon, lat, mx, my) <= maxH) lo = mid;
+        else hi = mid;
+      }
+      const scale = q % 3 === 0 ? 0 : (rng() - 0.5) * 10 ** -(3 + Math.floor(rng() * 14));
+      let [x, y] = at(lo * (1 + scale));
+      if (q % 5 === 0) {
+        // Coordinates as CPOs write them: few decimals.
+        x = Number(x.toFixed(6));
+        y = Number(y.toFixed(6));
+      }
+      const exact = haverSinTerm(lon, lat, x, y);
+      if (Math.abs(exact - maxH) <= maxH * 1e-9) near++;
+      if (exact <= maxH) inside++;
+      assert.equal(withinTerm(lon, lat, Math.cos(lat * RAD), x, y, Math.cos(y * RAD), maxH), exact <= maxH, `(${lon}, ${lat}) to (${x}, ${y}), ${radiusKm} km`);
+    }
+    assert.ok(
+      near > 30_000 && inside > 30_000 && inside < 70_000,
+      `points close to the circle are exercised (${near} within its rounding margin, ${inside} inside)`,
     );
   });
 });

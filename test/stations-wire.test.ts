@@ -7,6 +7,7 @@
 // property missing or added.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import v8 from 'node:v8';
 import { Ajv } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import { type TSchema, Type } from 'typebox';
@@ -234,6 +235,17 @@ describe('stations as the API writes them', () => {
     assert.equal(q.body.logo_url, 'https://cdn.example.com/q.png');
     assert.equal(q.body.address, 'Müllerstraße 5 – Hof, 10115 Berlin');
     assert.equal(q.body.last_updated, '2026-03-04T05:06:07.890Z');
+    // Characters above U+00FF are escaped, and the text is one-byte in memory too (v8.serialize
+    // tags a one-byte string 0x22): one two-byte part makes a whole answer two bytes a character.
+    const text = t.catalogue.stationJson({ stationId: ids.get('DE*EDG*Q') as string }) as string;
+    assert.match(text, /\\u2028/);
+    assert.equal(v8.serialize(text)[2], 0x22, 'details of a station with characters above U+00FF are a one-byte string');
+    const page = t.catalogue.around(
+      { latitude: LAT, longitude: LON, distance: 500, connectorMask: 0, onlyAvailable: false, onlyPartners: false, operators: [] },
+      { offset: 0, limit: 50 },
+    );
+    assert.ok(page.results.some((r) => r.includes('\\u2028')));
+    for (const r of page.results) assert.equal(v8.serialize(r)[2], 0x22, 'around stations are one-byte strings');
     const r = await t.call('GET', `/api/v1/stations/details/?type=station_id&id=${ids.get('DE*EDG*R')}`, { token });
     assert.deepEqual(
       r.body.evses.map((e: { evse_id: string }) => e.evse_id),

@@ -18,11 +18,16 @@ import type { Speed, StationBase } from './projection.ts';
 import * as repo from './repository.ts';
 import {
   buildSnapshot,
+  coordinatesJson,
   emptySnapshot,
+  evseUidAt,
   findEvse,
+  findStation,
   fragment,
+  isEvseUid,
   type Layout,
   type LayoutGroup,
+  locationIdAt,
   NO_PRICE,
   type PricingConfig,
   pricingFor,
@@ -30,6 +35,7 @@ import {
   type Snapshot,
   SPEED_CODES,
   STATUS_CODES,
+  stationIdAt,
   stationOfEvse,
   stationStatusCode,
   tariffKey,
@@ -104,18 +110,98 @@ const haverSin = (theta: number) => {
 function haverSinBetween(lon: number, lat: number, cosLat: number, x: number, y: number, cosY: number): number {
   return cosLat * cosY * haverSin((lon - x) * RAD) + haverSin((lat - y) * RAD);
 }
+/**
+ * Bounds within which a cheap haversine term decides a distance test on its own: a point whose
+ * half angles (longitude and latitude difference, in radians, halved) are both below NEAR_HALF_ANGLE
+ * gets sin(u) from its Taylor polynomial u - u^3/6 + u^5/120, whose relative error is then below
+ * u^6/5040 < 4e-12 (so below 1e-11 for the term, rounding included). Only a point within
+ * NEAR_MARGIN (relative) of the radius needs the exact term, computed as geokdbush does.
+ */
+const NEAR_HALF_ANGLE = 0.05;
+const NEAR_MARGIN = 1e-9;
+
+/** sin(u)^2 by the Taylor polynomial of sin(u), for |u| < NEAR_HALF_ANGLE. */
+function nearSin2(u: number): number {
+  const u2 = u * u;
+  const sine = u * (1 - (u2 / 6) * (1 - u2 / 20));
+  return sine * sine;
+}
+
+/**
+ * Whether (x, y) is within the circle of haversine term maxH around (lon, lat): exactly
+ * `haverSinBetween(lon, lat, cosLat, x, y, cosY) <= maxH`, with the cheap term where it decides.
+ */
+export function withinTerm(lon: number, lat: number, cosLat: number, x: number, y: number, cosY: number, maxH: number): boolean {
+  const u = (lon - x) * (RAD / 2);
+  const v = (lat - y) * (RAD / 2);
+  if (u > -NEAR_HALF_ANGLE && u < NEAR_HALF_ANGLE && v > -NEAR_HALF_ANGLE && v < NEAR_HALF_ANGLE) {
+    const near = cosLat * cosY * nearSin2(u) + nearSin2(v);
+    if (near < maxH * (1 - NEAR_MARGIN)) return true;
+    if (near > maxH * (1 + NEAR_MARGIN)) return false;
+  }
+  return haverSinBetween(lon, lat, cosLat, x, y, cosY) <= maxH;
+}
+
 const KD_STACK = new Uint32Array(3 * 128); // depth of a k-d tree of 2^64 points, twice over
 /** The box (west, south, east, north) of each node on KD_STACK. */
 const KD_BOXES = new Float64Array(4 * 128);
-/** Matches of one count, kept when there are few: they are then the whole answer, no second search needed. */
+/**
+ * Matches of one count (their k-d positions, whose coordinates the count has just read), kept when
+ * there are few: they are then the whole answer, no second search needed.
+ */
 const FEW_MATCHES = new Uint32Array(256);
 /** Stations inside the circle after which a count is worth a filter table (see countWithin). */
-const TABLE_AFTER = 1024;
+const TABLE_AFTER = 128;
 /** Candidates of a page from the nearest-first search (grown by it when needed). */
 const NEAREST = nearestOut(1024);
 /** One page being chosen: stations and their distances in tenths of a meter, in answer order. */
 let pageIds = new Uint32Array(256);
 let pageTenths = new Float64Array(256);
+
+/** The class-status table (see classStatusTable) the last count used, or null. */
+let countTable: Uint8Array | null = null;
+
+/** What warmPage read, summed (kept, so that the reads stay). */
+const warmSink = { sum: 0 };
+
+/**
+ * Reads what writing the stations pageIds[from..to) reads, one kind of data at a time for all of
+ * them. Writing a station reads its data one piece after another, each a cache miss when the
+ * catalogue is large and the station was not written lately; here the reads of different stations
+ * do not wait for each other, so their misses overlap (about a quarter off writing a page at 3M EVSEs).
+ */
+function warmPage(s: Snapshot, from: number, to: number): void {
+  const { heads, evseStart, updatedMs, layoutOf, amenitiesOf, amenitiesJson, evseIdJson, evseStatus, evseUpdatedMs } = s;
+  const meta = s.groupTable.meta;
+  let sum = 0;
+  for (let k = from; k < to; k++) {
+    const i = pageIds[k] as number;
+    sum +=
+      (heads[i] as string).length +
+      (evseStart[i] as number) +
+      (updatedMs[i] as number) +
+      (s.zoneOf[i] as number) +
+      (s.hoursOf[i] as number) +
+      (s.operatorOf[i] as number) +
+      (s.speedCodes[i] as number) +
+      (s.statusCodes[i] as number);
+  }
+  for (let k = from; k < to; k++) {
+    const i = pageIds[k] as number;
+    sum += (amenitiesJson[amenitiesOf[i] as number] as string).length + (meta[3 * (layoutOf[i] as number) + 2] as number);
+  }
+  for (let k = from; k < to; k++) {
+    const i = pageIds[k] as number;
+    for (let e = evseStart[i] as number; e < (evseStart[i + 1] as number); e++)
+      sum += (evseIdJson[e] as string).length + (evseStatus[e] as number) + (evseUpdatedMs[e] as number);
+  }
+  const codes = s.groupTable.codes;
+  for (let k = from; k < to; k++) {
+    const at = meta[3 * (layoutOf[pageIds[k] as number] as number) + 2] as number;
+    if (at >= 0) sum += codes[at] as number;
+  }
+  warmSink.sum = sum;
+}
 
 /** Distance in tenths of a meter (rounded) for geokdbush's haversine term h: its `distance`, to the last step. */
 function tenthsOf(h: number): number {
@@ -149,8 +235,8 @@ function offerToPage(rank: Uint32Array, kept: number, wanted: number, id: number
  * How many stations `accept` lets through within radiusKm of (lon, lat): the
  * k-d tree's bounding-box walk with the great-circle test inline (geokdbush's
  * haversine, so the count agrees exactly with its `around`), no arrays built.
- * Matches are written to `few`: all of them when the count is at most its
- * length (otherwise some or none). `accept` null: every station matches.
+ * Matches are written to `few` as k-d positions: all of them when the count
+ * is at most its length (otherwise some or none). `accept` null: every station matches.
  * Whole k-d nodes inside the circle are counted from the k-d ordered class and
  * status of their stations with `acceptTable` (by class * statuses + status,
  * asked for once enough stations are inside: building it has a cost).
@@ -164,6 +250,7 @@ function countWithin(
   acceptTable: () => Uint8Array,
   few: Uint32Array,
 ): number {
+  countTable = null;
   if (s.size === 0) return 0;
   const angular = radiusKm / EARTH_RADIUS_KM;
   const dLat = angular / RAD;
@@ -187,10 +274,9 @@ function countWithin(
   const kdCos = s.kdCosLatitudes;
   const kdClassStatus = s.kdClassStatus;
   const inside = (k: number, x: number, y: number): boolean => {
-    const id = ids[k] as number;
-    if (haverSinBetween(lon, lat, cosLat, x, y, kdCos[k] as number) > maxH) return false;
-    if (table !== null ? table[kdClassStatus[k] as number] === 0 : accept !== null && !accept(id)) return false;
-    if (count < few.length) few[count] = id;
+    if (!withinTerm(lon, lat, cosLat, x, y, kdCos[k] as number, maxH)) return false;
+    if (table !== null ? table[kdClassStatus[k] as number] === 0 : accept !== null && !accept(ids[k] as number)) return false;
+    if (count < few.length) few[count] = k;
     return true;
   };
   // A k-d node whose box lies inside the circle (its four corners do, with a
@@ -230,24 +316,25 @@ function countWithin(
       ) {
         if (accept === null) {
           // Every point counts; their ids are only needed while the count stays small.
-          if (count + right - left + 1 <= few.length) for (let k = left; k <= right; k++) few[count++] = ids[k] as number;
+          if (count + right - left + 1 <= few.length) for (let k = left; k <= right; k++) few[count++] = k;
           else count += right - left + 1;
           continue;
         }
         insideSeen += right - left + 1;
         if (table === null && insideSeen >= TABLE_AFTER) table = acceptTable();
         if (table !== null) {
-          for (let k = left; k <= right; k++) {
-            if (table[kdClassStatus[k] as number] === 0) continue;
-            if (count < few.length) few[count] = ids[k] as number;
-            count++;
+          // Without branches on the filter (its answers are unpredictable): a match is kept by counting it.
+          let k = left;
+          for (; k <= right && count < few.length; k++) {
+            few[count] = k;
+            count += table[kdClassStatus[k] as number] as number;
           }
+          for (; k <= right; k++) count += table[kdClassStatus[k] as number] as number;
           continue;
         }
         for (let k = left; k <= right; k++) {
-          const id = ids[k] as number;
-          if (!accept(id)) continue;
-          if (count < few.length) few[count] = id;
+          if (!accept(ids[k] as number)) continue;
+          if (count < few.length) few[count] = k;
           count++;
         }
         continue;
@@ -286,6 +373,7 @@ function countWithin(
       }
     }
   }
+  countTable = table;
   return count;
 }
 
@@ -324,25 +412,31 @@ function speedTable(filter: StationFilter): Uint8Array | null {
   return Uint8Array.from(SPEED_CODES, (speed) => ((filter.speeds as Speed[]).includes(speed) ? 1 : 0));
 }
 
-/** 1 for each station class whose stations the filter lets through, its status filter aside. */
+/** 1 for each station class whose stations the filter lets through, its status filter aside (one pass per filter part). */
 function computeClassTable(s: Snapshot, filter: StationFilter): Uint8Array {
   const mask = filter.connectorMask;
   const operatorOk = operatorTable(s, filter);
   const speedOk = speedTable(filter);
   const maxHundredths = filter.maxPrice === undefined ? undefined : filter.maxPrice * 100 + 1e-9;
-  const ok = new Uint8Array(s.classMask.length);
-  for (let c = 0; c < ok.length; c++) {
-    const price = s.classPrice[c] as number;
-    ok[c] =
-      (mask === 0 || ((s.classMask[c] as number) & mask) !== 0) &&
-      (operatorOk === null || operatorOk[s.classOperator[c] as number] === 1) &&
-      (speedOk === null || speedOk[s.classSpeed[c] as number] === 1) &&
-      (maxHundredths === undefined || price === NO_PRICE || price <= maxHundredths)
-        ? 1
-        : 0;
+  const { classMask, classOperator, classSpeed, classPrice } = s;
+  const n = classMask.length;
+  const ok = new Uint8Array(n);
+  if (mask === 0) ok.fill(1);
+  else for (let c = 0; c < n; c++) ok[c] = ((classMask[c] as number) & mask) !== 0 ? 1 : 0;
+  if (operatorOk !== null) for (let c = 0; c < n; c++) ok[c] = (ok[c] as number) & (operatorOk[classOperator[c] as number] as number);
+  if (speedOk !== null) for (let c = 0; c < n; c++) ok[c] = (ok[c] as number) & (speedOk[classSpeed[c] as number] as number);
+  if (maxHundredths !== undefined) {
+    for (let c = 0; c < n; c++) {
+      const price = classPrice[c] as number;
+      if (price !== NO_PRICE && price > maxHundredths) ok[c] = 0;
+    }
   }
   return ok;
 }
+
+/** Four bytes of a class's row in a class-status table (STATUS_CODES: free first), as one word: every status, or free only. */
+const EVERY_STATUS_WORD = new Uint32Array(new Uint8Array([1, 1, 1, 1]).buffer)[0] as number;
+const FREE_ONLY_WORD = new Uint32Array(new Uint8Array([1, 0, 0, 0]).buffer)[0] as number;
 
 /** Filter tables of a snapshot by filter (few filters are in use at a time): classes, and classes by status. */
 const filterTables = new WeakMap<Snapshot, Map<string, { classes: Uint8Array; classStatus?: Uint8Array }>>();
@@ -373,11 +467,19 @@ function classTable(s: Snapshot, filter: StationFilter): Uint8Array {
 function classStatusTable(s: Snapshot, filter: StationFilter): Uint8Array {
   const entry = filterTablesOf(s, filter);
   if (!entry.classStatus) {
+    const classes = entry.classes;
     const statuses = STATUS_CODES.length;
-    const table = new Uint8Array(entry.classes.length * statuses);
-    for (let c = 0; c < entry.classes.length; c++) {
-      if (entry.classes[c] === 0) continue;
-      for (let st = 0; st < statuses; st++) table[c * statuses + st] = !filter.onlyAvailable || st === 0 ? 1 : 0;
+    const table = new Uint8Array(classes.length * statuses);
+    if (statuses === 4) {
+      // One word per class.
+      const words = new Uint32Array(table.buffer);
+      const word = filter.onlyAvailable ? FREE_ONLY_WORD : EVERY_STATUS_WORD;
+      for (let c = 0; c < classes.length; c++) words[c] = (classes[c] as number) * word;
+    } else {
+      for (let c = 0; c < classes.length; c++) {
+        if (classes[c] === 0) continue;
+        for (let st = 0; st < statuses; st++) table[c * statuses + st] = !filter.onlyAvailable || st === 0 ? 1 : 0;
+      }
     }
     entry.classStatus = table;
   }
@@ -437,15 +539,13 @@ function derivedOf(s: Snapshot): { setIndex: Map<object, number>; shared: Map<st
 }
 
 /**
- * The groups a layout's stations show at `nowMs`. EVSEs with the same connector set fall
- * into the same groups, so groups are derived over one stand-in per distinct set (in order
- * of first appearance), once per party, country and set list and tariff validity window,
- * and each layout gives a group the positions of its EVSEs with those sets.
+ * The groups a layout's stations show at `now`, valid in [from, until). EVSEs with the same
+ * connector set fall into the same groups, so groups are derived over one stand-in per
+ * distinct set (in order of first appearance), once per party, country and set list and
+ * tariff validity window, and each layout gives a group the positions of its EVSEs with those sets.
  */
-function layoutGroups(s: Snapshot, layout: Layout, pricing: PricingConfig, now: Date): LayoutGroup[] {
+function layoutGroups(s: Snapshot, layout: Layout, pricing: PricingConfig, now: Date): { from: number; until: number; items: LayoutGroup[] } {
   const nowMs = now.getTime();
-  const cached = layout.groups;
-  if (cached && cached.from <= nowMs && nowMs < cached.until) return cached.items;
   const derived = derivedOf(s);
   const sets: GroupedEvse['connectors'][] = [];
   const setAt: number[] = [];
@@ -467,8 +567,58 @@ function layoutGroups(s: Snapshot, layout: Layout, pricing: PricingConfig, now: 
     for (let position = 0; position < setAt.length; position++) if (inGroup.has(setAt[position] as number)) positions.push(position);
     return { head, positions, priced };
   });
-  layout.groups = { from: shared.from, until: shared.until, items };
-  return items;
+  return { from: shared.from, until: shared.until, items };
+}
+
+/** Offset in s.groupTable.codes of the entry of layout k valid at `now` (derived when it has none yet or its range has passed). */
+function groupEntry(s: Snapshot, k: number, pricing: PricingConfig, now: Date, nowMs: number): number {
+  const meta = s.groupTable.meta;
+  const at = meta[3 * k + 2] as number;
+  if (at >= 0 && (meta[3 * k] as number) <= nowMs && nowMs < (meta[3 * k + 1] as number)) return at;
+  return writeGroupEntry(s, k, layoutGroups(s, s.layouts[k] as Layout, pricing, now));
+}
+
+/** Writes layout k's groups into the group table (over its previous entry when they fit, else at the end); returns the entry's offset. */
+function writeGroupEntry(s: Snapshot, k: number, groups: { from: number; until: number; items: LayoutGroup[] }): number {
+  const table = s.groupTable;
+  let size = 1;
+  for (const item of groups.items) size += 2 + item.positions.length;
+  let at = table.meta[3 * k + 2] as number;
+  if (at < 0 || entrySize(table.codes, at) < size) {
+    at = table.used;
+    if (at + size > table.codes.length) {
+      const grown = new Int32Array(Math.max(2 * table.codes.length, at + size));
+      grown.set(table.codes.subarray(0, at));
+      table.codes = grown;
+    }
+    table.used = at + size;
+  }
+  const codes = table.codes;
+  let p = at;
+  codes[p++] = groups.items.length;
+  for (const { head, positions, priced } of groups.items) {
+    const key = `${head}\u0000${priced}`;
+    let item = table.items.get(key);
+    if (item === undefined) {
+      item = table.open.length;
+      table.open.push(fragment(`{${head},"evse_ids":[`));
+      table.close.push(fragment(`],${priced},"local_datetime":"`));
+      table.items.set(key, item);
+    }
+    codes[p++] = item;
+    codes[p++] = positions.length;
+    for (const position of positions) codes[p++] = position;
+  }
+  table.meta[3 * k] = groups.from;
+  table.meta[3 * k + 1] = groups.until;
+  table.meta[3 * k + 2] = at;
+  return at;
+}
+
+function entrySize(codes: Int32Array, at: number): number {
+  let p = at + 1;
+  for (let g = codes[at] as number; g > 0; g--) p += 2 + (codes[p + 1] as number);
+  return p - at;
 }
 
 function deriveShared(s: Snapshot, layout: Layout, sets: GroupedEvse['connectors'][], pricing: PricingConfig, now: Date): SharedGroups {
@@ -557,7 +707,8 @@ export function createCatalogue(options: CatalogueOptions) {
   async function warmLayouts(s: Snapshot): Promise<void> {
     for (let k = 0; k < s.layouts.length; k++) {
       try {
-        layoutGroups(s, s.layouts[k] as Layout, pricing, clock.now());
+        const now = clock.now();
+        groupEntry(s, k, pricing, now, now.getTime());
       } catch {
         // the query that shows this layout fails the same way
       }
@@ -635,22 +786,16 @@ export function createCatalogue(options: CatalogueOptions) {
     }
     const local = localDateTimeNow(s, s.zoneOf[i] as number, now);
     let groups = '';
-    for (const group of layoutGroups(s, s.layouts[s.layoutOf[i] as number] as Layout, pricing, now)) {
+    let p = groupEntry(s, s.layoutOf[i] as number, pricing, now, now.getTime());
+    const { codes, open, close } = s.groupTable;
+    for (let g = codes[p++] as number; g > 0; g--) {
+      const item = codes[p++] as number;
       let ids = '';
-      const positions = group.positions;
-      for (let k = 0; k < positions.length; k++) ids += (k > 0 ? ',' : '') + s.evseIdJson[live[positions[k] as number] as number];
-      groups += `${groups ? ',{' : '{'}${group.head},"evse_ids":[${ids}],${group.priced},"local_datetime":"${local}"}`;
+      for (let n = codes[p++] as number, k = 0; k < n; k++) ids += (k > 0 ? ',' : '') + s.evseIdJson[live[codes[p++] as number] as number];
+      groups += `${groups === '' ? '' : ','}${open[item]}${ids}${close[item]}${local}"}`;
     }
     return (
-      '{"id":"' +
-      s.stationIds[i] +
-      '",' +
-      s.nameAddress[i] +
-      ',"coordinates":{"latitude":' +
-      s.latitudeJson[i] +
-      ',"longitude":' +
-      s.longitudeJson[i] +
-      '},"opening_times":' +
+      (s.heads[i] as string) +
       s.hoursJson[s.hoursOf[i] as number] +
       ',' +
       s.operatorJson[s.operatorOf[i] as number] +
@@ -668,15 +813,16 @@ export function createCatalogue(options: CatalogueOptions) {
 
   function stationFeature(s: Snapshot, i: number): string {
     const op = s.operatorOf[i] as number;
+    const { latitude, longitude } = coordinatesJson(s, i);
     const price = s.priceHundredths[i] as number;
     const priced =
       price === NO_PRICE
         ? ''
         : `,"price_properties":{"price":"${formatHundredths(price)}","type":"${s.priceIsTime[i] === 1 ? 'time_price' : 'charging_price'}","currency":"${s.currencies[s.currencyOf[i] as number]}"}`;
     return (
-      `{"type":"Feature","geometry":{"type":"Point","coordinates":[${s.longitudeJson[i]},${s.latitudeJson[i]}]},` +
+      `{"type":"Feature","geometry":{"type":"Point","coordinates":[${longitude},${latitude}]},` +
       `"properties":{"count":1,"speed":"${SPEED_CODES[s.speedCodes[i] as number]}","status":"${STATUS_CODES[s.statusCodes[i] as number]}","operator_id":${JSON.stringify(s.operatorIds[op])}},` +
-      `"station_id":"${s.stationIds[i]}","custom_properties":{"is_partner":${s.operatorIsPartner[op] === 1}}${priced}}`
+      `"station_id":"${stationIdAt(s, i)}","custom_properties":{"is_partner":${s.operatorIsPartner[op] === 1}}${priced}}`
     );
   }
 
@@ -713,7 +859,7 @@ export function createCatalogue(options: CatalogueOptions) {
   }
 
   function stationIndex(s: Snapshot, by: { stationId: string } | { evseId: string }): number {
-    if ('stationId' in by) return s.byStationId.get(by.stationId) ?? -1;
+    if ('stationId' in by) return findStation(s, by.stationId);
     const evse = findEvse(s, by.evseId);
     return evse < 0 ? -1 : stationOfEvse(s, evse);
   }
@@ -747,26 +893,25 @@ export function createCatalogue(options: CatalogueOptions) {
       const cosLat = Math.cos(lat * RAD);
       let kept = 0;
       if (count <= FEW_MATCHES.length) {
-        for (let k = 0; k < count; k++) {
-          const i = FEW_MATCHES[k] as number;
-          const h = haverSinBetween(
-            lon,
-            lat,
-            cosLat,
-            s.longitudes[i] as number,
-            s.latitudes[i] as number,
-            s.kdCosLatitudes[s.kdPosition[i] as number] as number,
-          );
-          kept = offerToPage(s.rank, kept, wanted, i, tenthsOf(h));
+        const { ids, coords } = s.index;
+        for (let m = 0; m < count; m++) {
+          const k = FEW_MATCHES[m] as number;
+          const h = haverSinBetween(lon, lat, cosLat, coords[2 * k] as number, coords[2 * k + 1] as number, s.kdCosLatitudes[k] as number);
+          kept = offerToPage(s.rank, kept, wanted, ids[k] as number, tenthsOf(h));
         }
       } else {
         // Nearest first: the wanted nearest, then the stations within 0.1 m of the wanted-th
         // (they may tie with it once rounded, and come first in catalogue order).
         const tieLimit = (h: number) => haverSin(Math.min(radiusKm, 2 * EARTH_RADIUS_KM * Math.asin(Math.sqrt(h)) + 0.0001) / EARTH_RADIUS_KM);
-        const n = nearestWithin(s.index, s.kdCosLatitudes, lon, lat, haverSin(radiusKm / EARTH_RADIUS_KM), wanted, tieLimit, accept, NEAREST);
+        // The count's class-status table, when it built one, answers by k-d position (no per-station arrays read).
+        const table = countTable;
+        const kdClassStatus = s.kdClassStatus;
+        const near = accept === null || table === null ? accept : (_id: number, k: number) => table[kdClassStatus[k] as number] === 1;
+        const n = nearestWithin(s.index, s.kdCosLatitudes, lon, lat, haverSin(radiusKm / EARTH_RADIUS_KM), wanted, tieLimit, near, NEAREST);
         for (let k = 0; k < n; k++) kept = offerToPage(s.rank, kept, wanted, NEAREST.ids[k] as number, tenthsOf(NEAREST.hs[k] as number));
       }
       const now = clock.now();
+      warmPage(s, page.offset, kept);
       const results: string[] = [];
       for (let k = page.offset; k < kept; k++) results.push(stationJson(s, pageIds[k] as number, now, metersJson(pageTenths[k] as number)));
       return { count, results };
@@ -807,11 +952,11 @@ export function createCatalogue(options: CatalogueOptions) {
       const party = s.parties[s.partyOf[i] as number] as { country_code: string; party_id: string };
       return {
         ...party,
-        location_id: s.locationIds[i] as string,
-        evse_uid: s.evseUids[e] as string,
+        location_id: locationIdAt(s, i),
+        evse_uid: evseUidAt(s, e),
         evse_id: JSON.parse(s.evseIdJson[e] as string) as string,
         status: EVSE_STATUSES[s.evseStatus[e] as number] as string,
-        station_id: s.stationIds[i] as string,
+        station_id: stationIdAt(s, i),
       };
     },
 
@@ -823,11 +968,11 @@ export function createCatalogue(options: CatalogueOptions) {
      */
     applyEvseStatus(change: repo.EvseStatusChange): boolean {
       const s = snapshot;
-      const i = s.byStationId.get(repo.stationIdOf(change.country_code, change.party_id, change.location_id)) ?? -1;
+      const i = findStation(s, repo.stationIdOf(change.country_code, change.party_id, change.location_id));
       if (i < 0) return false;
       const status = EVSE_STATUSES.indexOf(change.status as (typeof EVSE_STATUSES)[number]);
       for (let e = s.evseStart[i] as number; e < (s.evseStart[i + 1] as number); e++) {
-        if (s.evseUids[e] !== change.uid) continue;
+        if (!isEvseUid(s, e, change.uid)) continue;
         const at = Date.parse(change.last_updated);
         if ((s.evseUpdatedMs[e] as number) > at) return true; // already newer here
         if (status < 0 || status === REMOVED || s.evseStatus[e] === REMOVED) return false;
@@ -876,7 +1021,7 @@ export function createCatalogue(options: CatalogueOptions) {
         size: s.size,
         longitudes: Float64Array.from(pick((i) => s.longitudes[i] as number)),
         latitudes: Float64Array.from(pick((i) => s.latitudes[i] as number)),
-        stationIds: pick((i) => s.stationIds[i] as string),
+        stationIds: pick((i) => stationIdAt(s, i)),
         matches: (filter) => {
           const accept = matcher(s, filter);
           return (r: number) => accept(internal[r] as number);

@@ -188,7 +188,8 @@ export function nearestWithin(
   maxH: number,
   wanted: number,
   tieLimit: (h: number) => number,
-  accept: ((id: number) => boolean) | null,
+  /** Whether the point `id` at position k of the index is wanted. */
+  accept: ((id: number, k: number) => boolean) | null,
   out: NearestOut,
 ): number {
   const { ids, coords, nodeSize } = index;
@@ -226,7 +227,7 @@ export function nearestWithin(
         const id = ids[k] as number;
         const h =
           cosLat * (kdCosLatitudes[k] as number) * haverSin((lng - (coords[2 * k] as number)) * RAD) + haverSin((lat - (coords[2 * k + 1] as number)) * RAD);
-        if (h <= qLimit && (accept === null || accept(id))) push(h, id);
+        if (h <= qLimit && (accept === null || accept(id, k))) push(h, id);
       }
       continue;
     }
@@ -240,7 +241,7 @@ export function nearestWithin(
     const midLat = coords[2 * m + 1] as number;
     const id = ids[m] as number;
     const h = cosLat * (kdCosLatitudes[m] as number) * haverSin((lng - midLng) * RAD) + haverSin((lat - midLat) * RAD);
-    if (h <= qLimit && (accept === null || accept(id))) push(h, id);
+    if (h <= qLimit && (accept === null || accept(id, m))) push(h, id);
     if (axis === 0) {
       pushNode(left, m - 1, 1, x0, y0, midLng, y1);
       pushNode(m + 1, right, 1, midLng, y0, x1, y1);

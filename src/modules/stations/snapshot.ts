@@ -3,10 +3,14 @@
 // one streaming pass, then renumbered in Morton order.
 //
 // Memory is the constraint (a million EVSEs must fit, with the rest of the
-// process, in 1 GB): a snapshot keeps no OCPI objects. Per station it keeps a
-// few strings (id, name and address as a JSON fragment, coordinates as the CPO
+// process, in 1 GB): a snapshot keeps no OCPI objects. Per station it keeps its
+// id, its "head" (the JSON text of id, name, address and coordinates as the CPO
 // wrote them) and typed arrays; per EVSE its uid, its evse_id as JSON text,
 // its status, its last_updated and the index of its interned connector set.
+// Heads and evse_id texts are made after the Morton renumbering, in Morton
+// order: V8 places objects about in the order they are made, so the text of
+// stations near each other on the map lies near each other in memory (an
+// around page then reads a few pages of memory instead of one per station).
 // What many stations share is interned once: connector sets (per party),
 // opening hours, amenities, time zones, operators, and "layouts" (a party,
 // a country and the connector sets of the live EVSEs), which carry the price
@@ -40,8 +44,29 @@ export interface Layout {
   country: number;
   /** One stand-in EVSE per live EVSE; its uid is its position among the station's live EVSEs. */
   evses: GroupedEvse[];
-  /** Rendered groups, valid while the clock stays within [from, until) (tariffs have validity dates). */
-  groups?: { from: number; until: number; items: LayoutGroup[] };
+}
+
+/**
+ * The rendered price groups of every layout, compact: writing a station reads
+ * one entry of one typed array instead of a chain of objects per layout (each
+ * a cache miss when the catalogue is large). Filled by the catalogue.
+ */
+export interface GroupTable {
+  /**
+   * Per layout: the clock range [from, until) in which its entry holds (tariffs have validity
+   * dates), and the entry's offset in `codes` (-1 until derived).
+   */
+  meta: Float64Array;
+  /** Entries: number of groups, then per group: its item, its number of EVSEs and their positions among the station's live EVSEs. */
+  codes: Int32Array;
+  /** Length of `codes` in use. */
+  used: number;
+  /** Per item (a group's type, power and prices): `{"type":…,"power":…,"evse_ids":[`. */
+  open: string[];
+  /** Per item: `],"prices":…,"currency":…,"pre_authorization_amount":…,"is_fallback":…,"local_datetime":"`. */
+  close: string[];
+  /** Item by its text. */
+  items: Map<string, number>;
 }
 
 export interface LayoutGroup {
@@ -63,14 +88,23 @@ export interface Snapshot {
   size: number;
   index: KDBush;
   // Per station, numbered in Morton order.
-  stationIds: string[];
-  /** OCPI Location id (with the party, the key CPOs use). */
-  locationIds: string[];
-  /** `"name":…,"address":…` */
-  nameAddress: string[];
-  /** Coordinates as the CPO wrote them, as JSON strings. */
-  latitudeJson: string[];
-  longitudeJson: string[];
+  /**
+   * Stations by id (the id is in the station's head, see stationIdAt): FNV hash of the id *
+   * 2^stationIndexBits + station, sorted; a lookup binary-searches the hash, then compares the ids.
+   */
+  stationLookup: Float64Array;
+  stationIndexBits: number;
+  /**
+   * OCPI Location ids (with the party, the key CPOs use), one after another in one string (no
+   * string per station): station i's is locationIdText[locationIdStart[i] .. locationIdStart[i + 1]).
+   */
+  locationIdText: string;
+  locationIdStart: Uint32Array;
+  /**
+   * `{"id":…,"name":…,"address":…,"coordinates":{…},"opening_times":` as one flat string, made
+   * in Morton order during the build (see finish), so neighbours on the map are neighbours in memory.
+   */
+  heads: string[];
   longitudes: Float64Array;
   latitudes: Float64Array;
   /** cos(latitude) as geokdbush computes it, for distance tests, by k-d position (see kdPosition). */
@@ -112,7 +146,9 @@ export interface Snapshot {
   /** classOf * STATUS_CODES.length + status code of the station at each k-d position. */
   kdClassStatus: Uint32Array;
   // Per EVSE.
-  evseUids: string[];
+  /** EVSE uids, one after another (as locationIdText): EVSE e's ends where EVSE e + 1's starts. */
+  evseUidText: string;
+  evseUidStart: Uint32Array;
   /** evse_id (else uid) as a JSON string. */
   evseIdJson: string[];
   /** Index in EVSE_STATUSES. */
@@ -133,6 +169,8 @@ export interface Snapshot {
   countries: string[];
   connectorSets: ConnectorSet[];
   layouts: Layout[];
+  /** Price groups of the layouts, as written (see GroupTable). */
+  groupTable: GroupTable;
   operatorNames: string[];
   /** Operator names lower-cased, as filters name them. */
   operatorKeys: string[];
@@ -141,7 +179,6 @@ export interface Snapshot {
   operatorJson: string[];
   operatorIsPartner: Uint8Array;
   currencies: string[];
-  byStationId: Map<string, number>;
   tariffs: Map<string, OcpiTariff>;
   partners: Map<string, repo.PartnerRow>;
   /** Prices per (tariff, power, pricing options), shared by the stations of this snapshot. */
@@ -255,18 +292,44 @@ const WIDE = /[\u0100-\uffff]/;
 const WIDE_ALL = /[\u0100-\uffff]/g;
 
 /**
- * JSON text as answers are written from it: characters above U+00FF escaped
- * (\uXXXX), so that every fragment, and every answer written from fragments,
- * is a one-byte string (one such character makes a whole answer two bytes a
- * character, and five times slower to send); and flattened: a string made by
- * concatenation is a tree of its parts until something needs it in one piece,
- * and V8 then copies the parts together every time the tree is part of a
- * larger one. Converting a string to a number flattens it in place.
+ * JSON text with its characters above U+00FF escaped (\uXXXX, the same JSON
+ * value), as a one-byte string: one two-byte string makes a whole answer two
+ * bytes a character, and five times slower to send. V8 keeps the two-byte form
+ * through `replace` (and slices and joins) whatever the characters, so the
+ * escaped text is made again by JSON.parse, which picks the form by content.
+ */
+function escapeWide(json: string): string {
+  if (!WIDE.test(json)) return json;
+  return JSON.parse(JSON.stringify(json.replace(WIDE_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))) as string;
+}
+
+/**
+ * JSON text as answers are written from it: one-byte (see escapeWide), and
+ * flattened: a string made by concatenation is a tree of its parts until
+ * something needs it in one piece, and V8 then copies the parts together every
+ * time the tree is part of a larger one. Converting a string to a number
+ * flattens it in place.
  */
 export function fragment(json: string): string {
-  const text = WIDE.test(json) ? json.replace(WIDE_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : json;
+  const text = escapeWide(json);
   Number(text);
   return text;
+}
+
+/** How every station's head starts and ends (see Snapshot.heads). */
+const HEAD_START = '{"id":"';
+const HEAD_END = '},"opening_times":';
+
+/** The coordinates of a station as JSON text (as the CPO wrote them), read back from its head. */
+export function coordinatesJson(s: Snapshot, i: number): { latitude: string; longitude: string } {
+  const head = s.heads[i] as string;
+  const end = head.length - HEAD_END.length;
+  const longitudeAt = head.lastIndexOf(',"longitude":', end);
+  const latitudeAt = head.lastIndexOf(',"coordinates":{"latitude":', longitudeAt);
+  return {
+    latitude: head.slice(latitudeAt + ',"coordinates":{"latitude":'.length, longitudeAt),
+    longitude: head.slice(longitudeAt + ',"longitude":'.length, end),
+  };
 }
 
 function nameAddressJson(row: repo.CatalogueLocationRow): string {
@@ -307,12 +370,19 @@ export function stationStatusCode(s: Pick<Snapshot, 'evseStart' | 'evseStatus'>,
 
 /** Collects a catalogue batch by batch in catalogue order, then numbers the stations in Morton order. */
 function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, partners: Map<string, repo.PartnerRow>, partyNames: Map<string, repo.PartyRow>) {
-  // Per station, in catalogue order.
-  const stationIds: string[] = [];
-  const locationIds: string[] = [];
-  const nameAddress: string[] = [];
-  const latitudeJson: string[] = [];
-  const longitudeJson: string[] = [];
+  // The text of each batch's stations, and of their ids, one string each per batch (no string
+  // kept per station or EVSE while the catalogue is read: the strings the snapshot keeps are made
+  // by finish). Head texts are one-byte (escaped JSON); id texts are the ids as the CPOs wrote them.
+  const headTexts: string[] = [];
+  const idTexts: string[] = [];
+  // Per station, in catalogue order: its batch, where the middle of its head
+  // (`id","name":…,"coordinates":{…}`) starts and ends in the batch's head text, and where its
+  // location id starts and ends in the batch's id text.
+  const textOf: number[] = [];
+  const headFrom: number[] = [];
+  const headTo: number[] = [];
+  const locationIdFrom: number[] = [];
+  const locationIdTo: number[] = [];
   const lons: number[] = [];
   const lats: number[] = [];
   const updated: number[] = [];
@@ -322,9 +392,11 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
   const operatorOf: number[] = [];
   const priceOf: number[] = [];
   const evseCount: number[] = [];
-  // Per EVSE, in catalogue order.
-  const evseUids: string[] = [];
-  const evseIdJson: string[] = [];
+  // Per EVSE, in catalogue order, in its batch's id text: where its uid starts and ends (and its
+  // evse_id, else uid, starts), and where that ends.
+  const uidFrom: number[] = [];
+  const uidTo: number[] = [];
+  const evseIdTo: number[] = [];
   const evseStatus: number[] = [];
   const evseUpdated: number[] = [];
   const evseSet: number[] = [];
@@ -346,11 +418,12 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
     amenities: new Map<string, number>(),
     zones: new Map<string, number>(),
     countries: new Map<string, number>(),
-    connectorSets: new Map<string, number>(),
     layouts: new Map<string, number>(),
     operators: new Map<string, number>(),
     mapPrices: new Map<string, number>(),
   };
+  /** Connector sets by party, then by their text. */
+  const setsByParty: Map<string, number>[] = [];
   /** Map price per connector set: the cheapest of its connectors' first known tariffs; `without` when a connector has none. */
   const setPrices = new Map<number, { price: MapPrice | undefined; without: boolean }>();
 
@@ -370,6 +443,15 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
 
   return {
     add(batch: repo.CatalogueBatch, fallbackPrice: (country: string) => MapPrice | undefined) {
+      const batchNumber = headTexts.length;
+      const heads: string[] = [];
+      let headAt = 0;
+      const ids: string[] = [];
+      let idAt = 0;
+      const putId = (id: string) => {
+        ids.push(id);
+        idAt += id.length;
+      };
       batch.locations.forEach((row, k) => {
         const evses = batch.evses[k] as repo.CatalogueEvseRow[];
         const partyKey = `${row.country_code}*${row.party_id}`;
@@ -386,10 +468,19 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         let price: MapPrice | undefined;
         let without = false;
         for (const evse of evses) {
-          const set = intern(indexes.connectorSets, tables.connectorSets, `${party}|${evse.connectors}`, () => connectorSetOf(evse.connectors));
+          // Per party, by the connectors' text itself (no key string made per EVSE).
+          let setsOfParty = setsByParty[party];
+          if (setsOfParty === undefined) {
+            setsOfParty = new Map();
+            setsByParty[party] = setsOfParty;
+          }
+          const set = intern(setsOfParty, tables.connectorSets, evse.connectors, () => connectorSetOf(evse.connectors));
           const status = EVSE_STATUSES.indexOf(evse.status as (typeof EVSE_STATUSES)[number]);
-          evseUids.push(evse.uid);
-          evseIdJson.push(fragment(JSON.stringify(evse.evse_id ?? evse.uid)));
+          uidFrom.push(idAt);
+          putId(evse.uid);
+          uidTo.push(idAt);
+          putId(evse.evse_id ?? evse.uid);
+          evseIdTo.push(idAt);
           evseStatus.push(status < 0 ? EVSE_STATUSES.indexOf('UNKNOWN') : status);
           evseUpdated.push(evse.updated_ms);
           evseSet.push(set);
@@ -410,28 +501,37 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
           })),
         }));
         const priceKey = price ? `${price.hundredths}|${price.isTime}|${price.currency}` : '';
-        stationIds.push(row.station_id);
-        locationIds.push(row.id);
-        nameAddress.push(fragment(nameAddressJson(row)));
-        latitudeJson.push(fragment(JSON.stringify(row.latitude_text)));
-        longitudeJson.push(fragment(JSON.stringify(row.longitude_text)));
+        textOf.push(batchNumber);
+        const head = escapeWide(
+          `${row.station_id}",${nameAddressJson(row)},"coordinates":{"latitude":${JSON.stringify(row.latitude_text)},"longitude":${JSON.stringify(row.longitude_text)}`,
+        );
+        heads.push(head);
+        headFrom.push(headAt);
+        headAt += head.length;
+        headTo.push(headAt);
+        locationIdFrom.push(idAt);
+        putId(row.id);
+        locationIdTo.push(idAt);
         lons.push(row.longitude);
         lats.push(row.latitude);
         updated.push(row.updated_ms);
         evseCount.push(evses.length);
         of.party.push(party);
-        of.hours.push(intern(indexes.hours, tables.hoursJson, row.opening_times ?? '', () => fragment(openingTimesJson(row.opening_times))));
-        of.amenities.push(intern(indexes.amenities, tables.amenitiesJson, row.facilities ?? '', () => fragment(amenitiesJson(row.facilities))));
+        // Numbered here, written by finish.
+        of.hours.push(intern(indexes.hours, tables.hoursJson, row.opening_times ?? '', () => ''));
+        of.amenities.push(intern(indexes.amenities, tables.amenitiesJson, row.facilities ?? '', () => ''));
         of.zone.push(intern(indexes.zones, tables.zones, row.time_zone, () => row.time_zone));
         of.country.push(country);
         layoutOf.push(layout);
         operatorOf.push(operator);
         priceOf.push(intern(indexes.mapPrices, tables.mapPrices, priceKey, () => price));
       });
+      headTexts.push(heads.join(''));
+      idTexts.push(ids.join(''));
     },
 
     finish(): Snapshot {
-      const size = stationIds.length;
+      const size = textOf.length;
       // Stations are numbered in Morton (Z-order) of their position, so a map
       // tile (a contiguous Morton range) reads the per-station arrays sequentially.
       const codes = new Float64Array(size);
@@ -439,18 +539,17 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
       const order = Uint32Array.from({ length: size }, (_, r) => r).sort((a, b) => (codes[a] as number) - (codes[b] as number) || a - b);
       const firstEvse = new Uint32Array(size + 1);
       for (let r = 0; r < size; r++) firstEvse[r + 1] = (firstEvse[r] as number) + (evseCount[r] as number);
-      const pick = <T>(values: T[]) => Array.from(order, (r) => values[r] as T);
-
-      const evses = evseUids.length;
+      const evses = uidFrom.length;
       const s: Snapshot = {
         version,
         size,
-        index: new KDBush(size, 64),
-        stationIds: pick(stationIds),
-        locationIds: pick(locationIds),
-        nameAddress: pick(nameAddress),
-        latitudeJson: pick(latitudeJson),
-        longitudeJson: pick(longitudeJson),
+        // Leaves of 128: fewer nodes to test against a large circle (about 5 % off slow counts at 3M EVSEs than 64).
+        index: new KDBush(size, 128),
+        stationLookup: new Float64Array(0),
+        stationIndexBits: 0,
+        locationIdText: '',
+        locationIdStart: new Uint32Array(size + 1),
+        heads: new Array<string>(size),
         longitudes: Float64Array.from(order, (r) => lons[r] as number),
         latitudes: Float64Array.from(order, (r) => lats[r] as number),
         kdCosLatitudes: new Float64Array(size),
@@ -479,7 +578,8 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         cellSummary: undefined as unknown as CellSummary,
         kdPosition: new Uint32Array(size),
         kdClassStatus: new Uint32Array(size),
-        evseUids: new Array<string>(evses),
+        evseUidText: '',
+        evseUidStart: new Uint32Array(evses + 1),
         evseIdJson: new Array<string>(evses),
         evseStatus: new Uint8Array(evses),
         evseUpdatedMs: new Float64Array(evses),
@@ -487,12 +587,21 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         evseLookup: new Float64Array(0),
         evseIndexBits: 0,
         parties: tables.parties,
-        hoursJson: tables.hoursJson,
-        amenitiesJson: tables.amenitiesJson,
+        // Made again here, one after the other (see headTexts): amenities are many (16,000 at 3M EVSEs).
+        hoursJson: Array.from(indexes.hours.keys(), (text) => fragment(openingTimesJson(text || null))),
+        amenitiesJson: Array.from(indexes.amenities.keys(), (text) => fragment(amenitiesJson(text || null))),
         zones: tables.zones,
         countries: tables.countries,
         connectorSets: tables.connectorSets,
         layouts: tables.layouts,
+        groupTable: {
+          meta: new Float64Array(3 * tables.layouts.length).fill(-1),
+          codes: new Int32Array(8 * tables.layouts.length),
+          used: 0,
+          open: [],
+          close: [],
+          items: new Map(),
+        },
         operatorNames: tables.operators.map((o) => o.name),
         operatorKeys: tables.operators.map((o) => o.name.toLowerCase()),
         operatorIds: tables.operators.map((o) => o.id),
@@ -503,23 +612,34 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         }),
         operatorIsPartner: Uint8Array.from(tables.operators, (o) => (partners.has(o.name.toLowerCase()) ? 1 : 0)),
         currencies: [],
-        byStationId: new Map(),
         tariffs,
         partners,
         priceMemo: new Map(),
       };
       const currencyIndex = new Map<string, number>();
+      // Ids as one text each (Morton order); every string the snapshot keeps is made here, after
+      // the catalogue was read: what reading it left in memory is then all garbage, in whole pages.
+      const locationIdParts = new Array<string>(size);
+      const evseUidParts = new Array<string>(evses);
       let e = 0;
       for (let i = 0; i < size; i++) {
         const r = order[i] as number;
+        const batch = textOf[r] as number;
+        const idText = idTexts[batch] as string;
         s.index.add(s.longitudes[i] as number, s.latitudes[i] as number);
-        s.byStationId.set(s.stationIds[i] as string, i);
+        // Allocated here, in Morton order: a station's text and its EVSEs' ids lie beside its neighbours'.
+        s.heads[i] = fragment([HEAD_START, (headTexts[batch] as string).slice(headFrom[r] as number, headTo[r] as number), HEAD_END].join(''));
+        const locationId = idText.slice(locationIdFrom[r] as number, locationIdTo[r] as number);
+        locationIdParts[i] = locationId;
+        s.locationIdStart[i + 1] = (s.locationIdStart[i] as number) + locationId.length;
         s.evseStart[i] = e;
         let mask = 0;
         let maxPower = 0;
         for (let from = firstEvse[r] as number; from < (firstEvse[r + 1] as number); from++, e++) {
-          s.evseUids[e] = evseUids[from] as string;
-          s.evseIdJson[e] = evseIdJson[from] as string;
+          const uid = idText.slice(uidFrom[from] as number, uidTo[from] as number);
+          evseUidParts[e] = uid;
+          s.evseUidStart[e + 1] = (s.evseUidStart[e] as number) + uid.length;
+          s.evseIdJson[e] = fragment(JSON.stringify(idText.slice(uidTo[from] as number, evseIdTo[from] as number)));
           s.evseStatus[e] = evseStatus[from] as number;
           s.evseUpdatedMs[e] = evseUpdated[from] as number;
           s.evseSet[e] = evseSet[from] as number;
@@ -537,6 +657,8 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         s.priceIsTime[i] = price?.isTime ? 1 : 0;
         s.currencyOf[i] = intern(currencyIndex, s.currencies, price?.currency ?? '', () => price?.currency ?? '');
       }
+      s.locationIdText = locationIdParts.join('');
+      s.evseUidText = evseUidParts.join('');
       s.index.finish();
       numberClasses(s);
       for (let k = 0; k < size; k++) {
@@ -554,6 +676,16 @@ function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, part
         if (s.evseStatus[k] !== REMOVED) keys.push((hashOf(s.evseIdJson[k] as string) % hashRange) * 2 ** s.evseIndexBits + k);
       }
       s.evseLookup = Float64Array.from(keys).sort();
+      // Stations by id, the same way.
+      s.stationIndexBits = Math.max(1, Math.ceil(Math.log2(size + 1)));
+      const stationUnit = 2 ** s.stationIndexBits;
+      const stationHashRange = 2 ** (53 - s.stationIndexBits);
+      s.stationLookup = new Float64Array(size);
+      for (let i = 0; i < size; i++) {
+        const head = s.heads[i] as string;
+        s.stationLookup[i] = (hashOf(head, HEAD_START.length, head.indexOf('"', HEAD_START.length)) % stationHashRange) * stationUnit + i;
+      }
+      s.stationLookup.sort();
       return s;
     },
   };
@@ -599,11 +731,53 @@ function numberClasses(s: Snapshot): void {
   s.classPrice = Int32Array.from(price);
 }
 
-/** FNV-1a, 32 bits. */
-function hashOf(text: string): number {
+/** FNV-1a, 32 bits, of text[from .. to). */
+function hashOf(text: string, from = 0, to = text.length): number {
   let h = 0x811c9dc5;
-  for (let k = 0; k < text.length; k++) h = Math.imul(h ^ text.charCodeAt(k), 0x01000193);
+  for (let k = from; k < to; k++) h = Math.imul(h ^ text.charCodeAt(k), 0x01000193);
   return h >>> 0;
+}
+
+/** The station whose id is `stationId`, or -1. */
+export function findStation(s: Snapshot, stationId: string): number {
+  const unit = 2 ** s.stationIndexBits;
+  const first = (hashOf(stationId) % 2 ** (53 - s.stationIndexBits)) * unit;
+  let lo = 0;
+  let hi = s.stationLookup.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((s.stationLookup[mid] as number) < first) lo = mid + 1;
+    else hi = mid;
+  }
+  for (; lo < s.stationLookup.length && (s.stationLookup[lo] as number) < first + unit; lo++) {
+    const i = (s.stationLookup[lo] as number) - first;
+    const head = s.heads[i] as string;
+    // Station ids hold no quote: the id is what lies between `{"id":"` and the next one.
+    if (head.indexOf('"', HEAD_START.length) === HEAD_START.length + stationId.length && head.startsWith(stationId, HEAD_START.length)) return i;
+  }
+  return -1;
+}
+
+/** Station i's id. */
+export function stationIdAt(s: Snapshot, i: number): string {
+  const head = s.heads[i] as string;
+  return head.slice(HEAD_START.length, head.indexOf('"', HEAD_START.length));
+}
+
+/** Station i's OCPI Location id. */
+export function locationIdAt(s: Snapshot, i: number): string {
+  return s.locationIdText.slice(s.locationIdStart[i], s.locationIdStart[i + 1]);
+}
+
+/** EVSE e's uid. */
+export function evseUidAt(s: Snapshot, e: number): string {
+  return s.evseUidText.slice(s.evseUidStart[e], s.evseUidStart[e + 1]);
+}
+
+/** Whether EVSE e's uid is `uid` (without making a string). */
+export function isEvseUid(s: Snapshot, e: number, uid: string): boolean {
+  const from = s.evseUidStart[e] as number;
+  return (s.evseUidStart[e + 1] as number) - from === uid.length && s.evseUidText.startsWith(uid, from);
 }
 
 /** The live EVSE whose evse_id (else uid) is `evseId`, or -1. */
