@@ -144,6 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       },
       commandResult: (tx, commandId, result) => active.commandResult(tx, commandId, result),
     });
+    ocpi.addAuthorizationCheck(invoicing.authorizationCheck);
     removalGuards.push(active.paymentMethodGuard, invoicing.paymentMethodGuard);
     deletionGuards.push(active.userDeletionGuard);
     const sessionOf = (payload: unknown) => (payload as { session_id: string }).session_id;

@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { insertCdr } from '../src/modules/ocpi/repository.ts';
 import type { CDR } from '../src/ocpi/cdrs.ts';
 import type { OcpiEvse, OcpiLocation } from '../src/ocpi/locations-tariffs.ts';
+import { minimumCharge } from '../src/platform/money.ts';
 import type { CpoSandbox, Scenario } from '../src/sandbox/cpo/index.ts';
 import { type Driver, newDriver, scenarioEvse, startCpoNetwork } from './charging-support.ts';
 import { assertProblem, setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
@@ -490,8 +491,9 @@ describe('a debt and its payment', () => {
     assert.equal(invoices[0]?.gross, cents(total));
     assert.deepEqual(invoices[0]?.document.notes, [`Amount due: ${total} ${completed.session_cost.currency} (the final charge failed).`]);
 
-    // While the debt is unpaid: no start, no removal of a payment method.
+    // While the debt is unpaid: no start, no removal of a payment method, and a CPO asking in real time hears NO_CREDIT.
     assertProblem(await start(d, evse('NORMAL')), 402, 'payment_error');
+    assert.equal((await ctx.ocpi.tokens.authorize(d.userId, 'APP_USER', undefined)).allowed, 'NO_CREDIT');
     assertProblem(await ctx.call('DELETE', `${USERS}/${d.userId}/payment-methods/${d.pm}/`, { token: d.token }), 402, 'payment_error');
     const methods = await ctx.call('GET', `${USERS}/${d.userId}/payment-methods/`, { token: d.token });
     assert.equal(methods.body.count, 1, 'the method is still there');
@@ -526,6 +528,7 @@ describe('a debt and its payment', () => {
     ]);
     assert.equal(rows[0]?.status, 'paid');
     assert.ok(rows[0]?.paid_at);
+    assert.equal((await ctx.ocpi.tokens.authorize(d.userId, 'APP_USER', undefined)).allowed, 'ALLOWED');
 
     // Starting works again (this card wants authentication for every hold: 402 with a client secret, then 201).
     const again = await start(d, evse('NORMAL'));
@@ -540,5 +543,124 @@ describe('a debt and its payment', () => {
     await untilStatus(d, next.id, 'active', 5_000);
     assert.equal((await stop(d, next.id)).status, 204);
     await billedAndInvoiced(d, next.id);
+  });
+
+  it('a bill below the processor’s minimum charge that no hold covers is waived: no refused charge retried, no unpayable debt, the invoice says so', async () => {
+    const d = await driver();
+    const session = started(await start(d, evse('NOSTART')), evse('NOSTART'));
+    const hold = await untilHold(session.id, 'authorized');
+    // The hold is cancelled at the processor (as from its dashboard); its webhook tells us.
+    const { rows } = await ctx.db.query<{ payment_intent_id: string; currency: string }>(
+      'SELECT payment_intent_id, currency FROM payment_holds WHERE reference = $1',
+      [hold.reference],
+    );
+    assert.ok(rows[0]);
+    const intent = rows[0].payment_intent_id;
+    const currency = rows[0].currency.toUpperCase();
+    const cancelled = await fetch(`${ctx.sandbox.url}/v1/payment_intents/${intent}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ctx.sandbox.keys.secretKey}` },
+    });
+    assert.equal(cancelled.status, 200, await cancelled.text());
+    await untilHold(session.id, 'released');
+
+    // The CPO's CDR: 0.5 kWh at 0.40 + 19 % VAT per kWh = 0.24, below the minimum charge of every currency we know.
+    const [row] = (await ctx.db.query('SELECT * FROM charging_sessions WHERE id = $1', [session.id])).rows;
+    assert.ok(row);
+    const begin = new Date(ctx.clock.now().getTime() - 10 * 60_000).toISOString();
+    const end = ctx.clock.now().toISOString();
+    const tariff = {
+      country_code: row.country_code,
+      party_id: row.party_id,
+      id: 'TINY',
+      currency,
+      elements: [{ price_components: [{ type: 'ENERGY', price: 0.4, vat: 19, step_size: 1 }] }],
+      last_updated: begin,
+    };
+    const cdr = {
+      country_code: row.country_code,
+      party_id: row.party_id,
+      id: `TINY-${session.id.slice(0, 8)}`,
+      start_date_time: begin,
+      end_date_time: end,
+      session_id: `CPO-TINY-${session.id.slice(0, 8)}`,
+      authorization_reference: session.id,
+      cdr_token: { country_code: 'DE', party_id: 'EMS', uid: row.user_id, type: 'APP_USER', contract_id: `DE-EMS-${row.user_id}` },
+      auth_method: 'COMMAND',
+      cdr_location: {
+        id: row.location_id,
+        address: 'Street 1',
+        city: 'City',
+        country: 'DEU',
+        coordinates: { latitude: '52.520000', longitude: '13.405000' },
+        evse_uid: row.evse_uid,
+        evse_id: row.evse_id,
+        connector_id: row.connector_id ?? '1',
+        connector_standard: 'IEC_62196_T2',
+        connector_format: 'SOCKET',
+        connector_power_type: 'AC_3_PHASE',
+      },
+      currency,
+      tariffs: [tariff],
+      charging_periods: [{ start_date_time: begin, dimensions: [{ type: 'ENERGY', volume: 0.5 }], tariff_id: 'TINY' }],
+      total_cost: { excl_vat: 0.2, incl_vat: 0.24 },
+      total_energy: 0.5,
+      total_time: 10 / 60,
+      last_updated: end,
+    } as unknown as CDR;
+    const { rows: connections } = await ctx.db.query<{ id: string }>("SELECT id FROM ocpi_connections WHERE status = 'connected' LIMIT 1");
+    await ctx.db.transaction(async (tx) => {
+      assert.ok(await insertCdr(tx, connections[0]?.id as string, cdr, ctx.clock.now()));
+      assert.ok(await ctx.modules.charging?.cdrReceived(tx, cdr));
+    });
+
+    const completed = await eventually(
+      async () => {
+        const s = await getSession(d, session.id);
+        return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
+      },
+      'completed with an invoice',
+      15_000,
+    );
+    assert.equal(completed.session_cost.invoice_summary, '0.24');
+    assert.equal((await holdOf(session.id))?.status, 'released');
+    const bill = await billOf(session.id);
+    assert.equal(bill?.gross, 24);
+    assert.equal(bill?.step, 'invoiced');
+    assert.equal(bill?.captured, 0);
+    assert.equal(bill?.charged, 0);
+    assert.equal(bill?.charge_payment_intent_id, null);
+    const waived = (await ctx.db.query<{ waived: number }>('SELECT waived FROM charging_bills WHERE session_id = $1', [session.id])).rows[0]?.waived;
+    assert.equal(waived, bill?.gross, 'the whole amount waived');
+    // No charge was attempted (the processor refuses it) and nothing is owed: the user can start again.
+    const { rows: intents } = await ctx.db.query<{ id: string }>(
+      `SELECT id FROM stripe_sandbox.objects WHERE object = 'payment_intent'
+         AND customer = (SELECT customer FROM stripe_sandbox.objects WHERE id = $1)`,
+      [intent],
+    );
+    assert.deepEqual(
+      intents.map((i) => i.id),
+      [intent],
+      'the user’s only payment intent is the cancelled hold',
+    );
+    const debts = await ctx.call('GET', `${USERS}/${d.userId}/charging/debts/`, { token: d.token });
+    assert.equal(debts.body.count, 0, debts.text);
+    const { rows: jobs } = await ctx.db.query<{ state: string; attempts: number }>(
+      "SELECT state, attempts FROM jobs WHERE queue = 'invoicing.bill' AND key = $1",
+      [session.id],
+    );
+    assert.deepEqual(
+      jobs.map((j) => [j.state, j.attempts]),
+      [['done', 1]],
+      'billed at the first attempt',
+    );
+    const invoices = await invoicesOf(session.id);
+    assert.equal(invoices.length, 1);
+    assert.equal(invoices[0]?.gross, bill?.gross, 'the invoice states the full amount of the service');
+    const money = (units: number) => `${(units / 100).toFixed(2)} ${currency}`;
+    assert.deepEqual(invoices[0]?.document.notes, [
+      `Paid: ${money(0)}.`,
+      `Not collected: ${money(bill?.gross ?? 0)} (below the card processor’s minimum charge of ${money(minimumCharge(currency))}).`,
+    ]);
   });
 });

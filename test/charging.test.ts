@@ -127,6 +127,12 @@ describe('a session from start to invoice', () => {
     assert.ok(text.includes('Jürgen') && text.includes('Müller'), 'the customer’s names');
     assert.ok(text.includes(`${invoice.total} EUR`) || text.includes(invoice.total), `total ${invoice.total} on the PDF`);
     assert.ok(text.includes(invoice.vat), 'VAT on the PDF');
+    // The operator by the name stations show, not only its OCPI party id.
+    const details = await ctx.call('GET', `/api/v1/stations/details/?id=${encodeURIComponent(evse('NORMAL'))}&type=evse_id`, { token: d.token });
+    assert.equal(details.status, 200, details.text);
+    const operator = details.body.operator.name as string;
+    assert.ok(operator, 'the station has an operator name');
+    assert.ok(text.replace(/\s+/g, ' ').includes(operator), `operator ${operator} on the PDF`);
 
     // A forged or expired link is not found.
     const forged = await ctx.app.inject({ method: 'GET', url: `${link.pathname}?expires=${link.searchParams.get('expires')}&signature=AAAA` });

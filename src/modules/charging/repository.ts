@@ -39,6 +39,8 @@ export interface SessionRow {
   station_id: string;
   country_code: string;
   party_id: string;
+  /** The operator's name as the catalogue had it at the start (for the invoice); null for sessions from before it was kept. */
+  operator_name: string | null;
   location_id: string;
   evse_uid: string;
   connector_id: string | null;
@@ -100,7 +102,7 @@ export type NewSession = Omit<
   | 'updated_at'
 >;
 
-const COLUMNS = `id, client_id, user_id, payment_method_id, evse_id, station_id, country_code, party_id, location_id, evse_uid,
+const COLUMNS = `id, client_id, user_id, payment_method_id, evse_id, station_id, country_code, party_id, operator_name, location_id, evse_uid,
   connector_id, status, start_step, failure_reason, hold_reference, adopted_hold_of, pre_authorization_amount, currency, tariff,
   tariff_is_fallback, time_zone, starting_fee, station_info, is_partner, logo_url, user_facing_session_prices, start_command_id,
   stop_command_id, ocpi_session_id, start_time, end_time, reported_at, consumed_energy::text AS consumed_energy, estimated_cost, rates,
@@ -111,8 +113,8 @@ export async function insertSession(db: Queryable, s: NewSession): Promise<Sessi
   const { rows } = await db.query<SessionRow>(
     `INSERT INTO charging_sessions (id, client_id, user_id, payment_method_id, evse_id, station_id, country_code, party_id, location_id,
        evse_uid, connector_id, status, start_step, hold_reference, pre_authorization_amount, currency, tariff, tariff_is_fallback,
-       time_zone, starting_fee, station_info, is_partner, logo_url, user_facing_session_prices, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', 'holding', $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23)
+       time_zone, starting_fee, station_info, is_partner, logo_url, user_facing_session_prices, created_at, updated_at, operator_name)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', 'holding', $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $23, $24)
      ON CONFLICT (user_id, evse_id) WHERE status IN ('pending', 'active', 'stopping') DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -139,6 +141,7 @@ export async function insertSession(db: Queryable, s: NewSession): Promise<Sessi
       s.logo_url,
       JSON.stringify(s.user_facing_session_prices),
       s.created_at,
+      s.operator_name,
     ],
   );
   return rows[0];

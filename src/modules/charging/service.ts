@@ -400,6 +400,7 @@ export function createCharging(deps: ChargingDeps) {
         station_id: target.evse.station_id,
         country_code: target.evse.country_code,
         party_id: target.evse.party_id,
+        operator_name: station.operator.name || null,
         location_id: target.evse.location_id,
         evse_uid: target.evse.evse_uid,
         connector_id: target.connector?.id ?? null,

@@ -32,13 +32,15 @@ export interface BillRow {
   price_source: 'engine' | 'cdr';
   captured: number;
   charged: number;
+  /** Left uncollected: a remainder below the processor's minimum charge that no hold covered. */
+  waived: number;
   charge_payment_intent_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const BILL_COLUMNS = `session_id, client_id, user_id, step, currency, lines, net, vat, gross, cdr_total, engine_total, price_mismatch, price_source,
-  captured, charged, charge_payment_intent_id, created_at, updated_at`;
+  captured, charged, waived, charge_payment_intent_id, created_at, updated_at`;
 
 export async function findBill(db: Queryable, sessionId: string, options: { forUpdate?: boolean } = {}): Promise<BillRow | undefined> {
   const { rows } = await db.query<BillRow>(`SELECT ${BILL_COLUMNS} FROM charging_bills WHERE session_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`, [
@@ -48,7 +50,10 @@ export async function findBill(db: Queryable, sessionId: string, options: { forU
 }
 
 /** Inserts the bill once; the stored one when it exists (a retried job prices again but keeps the first result). */
-export async function insertBill(db: Queryable, bill: Omit<BillRow, 'captured' | 'charged' | 'charge_payment_intent_id' | 'updated_at'>): Promise<BillRow> {
+export async function insertBill(
+  db: Queryable,
+  bill: Omit<BillRow, 'captured' | 'charged' | 'waived' | 'charge_payment_intent_id' | 'updated_at'>,
+): Promise<BillRow> {
   await db.query(
     `INSERT INTO charging_bills (session_id, client_id, user_id, step, currency, lines, net, vat, gross, cdr_total, engine_total, price_mismatch,
        price_source, created_at, updated_at)
@@ -77,13 +82,13 @@ export async function insertBill(db: Queryable, bill: Omit<BillRow, 'captured' |
 export async function settleBill(
   db: Queryable,
   sessionId: string,
-  settled: { captured: number; charged: number; charge_payment_intent_id: string | null },
+  settled: { captured: number; charged: number; waived: number; charge_payment_intent_id: string | null },
   at: Date,
 ): Promise<void> {
   await db.query(
-    `UPDATE charging_bills SET step = 'settled', captured = $2, charged = $3, charge_payment_intent_id = $4, updated_at = $5
+    `UPDATE charging_bills SET step = 'settled', captured = $2, charged = $3, waived = $4, charge_payment_intent_id = $5, updated_at = $6
       WHERE session_id = $1 AND step = 'priced'`,
-    [sessionId, settled.captured, settled.charged, settled.charge_payment_intent_id, at],
+    [sessionId, settled.captured, settled.charged, settled.waived, settled.charge_payment_intent_id, at],
   );
 }
 
@@ -157,6 +162,12 @@ export async function hasUnpaidDebt(db: Queryable, clientId: string, userId: str
     `SELECT 1 FROM charging_debts WHERE client_id = $1 AND user_id = $2 AND status = 'unpaid'${paymentMethodId ? ' AND payment_method_id = $3' : ''} LIMIT 1`,
     paymentMethodId ? [clientId, userId, paymentMethodId] : [clientId, userId],
   );
+  return rows.length > 0;
+}
+
+/** Whether the user (of whichever client: user ids are unique) has an unpaid debt. */
+export async function userHasUnpaidDebt(db: Queryable, userId: string): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM charging_debts WHERE user_id = $1 AND status = 'unpaid' LIMIT 1`, [userId]);
   return rows.length > 0;
 }
 

@@ -294,6 +294,20 @@ export function priceCdr(session: Pick<SessionRow, 'tariff' | 'time_zone' | 'sta
 const sumOf = (lines: repo.BillLine[], field: 'net' | 'vat' | 'gross', currency: string) =>
   toMinorUnits(lines.reduce((sum, l) => sum.plus(l[field]), new Big(0)).toString(), currency);
 
+/** What the invoice says about payment: paid, due (a failed final charge: a debt), not collected (waived). */
+function paymentNotes(bill: repo.BillRow): string[] {
+  const money = (units: number) => `${fromMinorUnits(units, bill.currency)} ${bill.currency}`;
+  const paid = bill.captured + bill.charged;
+  const due = bill.gross - paid - bill.waived;
+  const notes: string[] = [];
+  if (paid > 0 || due === 0) notes.push(`Paid: ${money(paid)}.`);
+  if (due > 0) notes.push(`Amount due: ${money(due)} (the final charge failed).`);
+  if (bill.waived > 0) {
+    notes.push(`Not collected: ${money(bill.waived)} (below the card processor’s minimum charge of ${money(minimumCharge(bill.currency))}).`);
+  }
+  return notes;
+}
+
 export function createInvoicing(deps: InvoicingDeps) {
   const { db, clock, config } = deps;
   const log = deps.log;
@@ -366,11 +380,14 @@ export function createInvoicing(deps: InvoicingDeps) {
   }
 
   /**
-   * Whether to capture the hold: yes unless the rest beyond it would be below the processor's minimum charge
-   * (it could never be charged on its own); then the hold is released and the whole amount charged off-session.
+   * Whether to capture the hold. Yes when it covers the bill or the rest beyond it can be charged on its own (at
+   * least the processor's minimum charge). When the rest is below that minimum but the whole amount is not, the
+   * hold is released and the whole amount charged off-session instead. When even the whole amount is below the
+   * minimum, the hold is captured (a capture has no minimum) and the rest is waived (see `settle`).
    * Decided from the bill and the hold alone, so a re-run after a crash takes the same path with the same keys.
    */
-  const capturable = (gross: number, held: number, currency: string) => gross <= held || gross - held >= minimumCharge(currency);
+  const capturable = (gross: number, held: number, currency: string) =>
+    gross <= held || gross - held >= minimumCharge(currency) || gross < minimumCharge(currency);
 
   /** Step 2: capture up to the hold, charge the rest off-session, a failed charge becomes a debt. */
   async function settle(session: SessionRow, bill: repo.BillRow): Promise<void> {
@@ -396,7 +413,15 @@ export function createInvoicing(deps: InvoicingDeps) {
     let charged = 0;
     let intentId: string | null = null;
     let debt: { paymentIntentId: string; clientSecret: string } | undefined;
-    if (excess > 0) {
+    // Below the processor's minimum charge nothing can take the rest: not a charge (refused on every retry) and
+    // not a debt (its payment would be refused the same way). It is waived, and the invoice says so.
+    const waived = excess > 0 && excess < minimumCharge(bill.currency) ? excess : 0;
+    if (waived > 0) {
+      log?.warn(
+        { session_id: session.id, amount: waived, currency: bill.currency },
+        'the rest of the bill is below the processor’s minimum charge and no hold covers it: waived',
+      );
+    } else if (excess > 0) {
       const outcome = await deps.payments.chargeOffSession({
         clientId: session.client_id,
         userId: session.user_id,
@@ -435,7 +460,7 @@ export function createInvoicing(deps: InvoicingDeps) {
           created_at: clock.now(),
         });
       }
-      await repo.settleBill(tx, session.id, { captured, charged, charge_payment_intent_id: intentId }, clock.now());
+      await repo.settleBill(tx, session.id, { captured, charged, waived, charge_payment_intent_id: intentId }, clock.now());
     });
   }
 
@@ -476,7 +501,9 @@ export function createInvoicing(deps: InvoicingDeps) {
           startTime: session.start_time ?? session.created_at,
           endTime: session.end_time ?? now,
           energyKwh: dec(session.consumed_energy).toFixed(3),
-          operatorName: session.party_id,
+          operatorName: session.operator_name
+            ? `${session.operator_name} (${session.country_code}*${session.party_id})`
+            : `${session.country_code}*${session.party_id}`,
         },
         lines: locked.lines.map((l) => ({
           description: l.description,
@@ -493,11 +520,7 @@ export function createInvoicing(deps: InvoicingDeps) {
           vat: fromMinorUnits(locked.vat, bill.currency),
           gross: fromMinorUnits(locked.gross, bill.currency),
         },
-        notes: [
-          locked.charged + locked.captured >= locked.gross
-            ? `Paid: ${fromMinorUnits(locked.captured + locked.charged, bill.currency)} ${bill.currency}.`
-            : `Amount due: ${fromMinorUnits(locked.gross - locked.captured - locked.charged, bill.currency)} ${bill.currency} (the final charge failed).`,
-        ],
+        notes: paymentNotes(locked),
       };
       await repo.insertInvoice(tx, {
         id: randomUUID(),
@@ -603,6 +626,9 @@ export function createInvoicing(deps: InvoicingDeps) {
     },
 
     hasUnpaidDebt: (q: Queryable, clientId: string, userId: string) => repo.hasUnpaidDebt(q, clientId, userId),
+
+    /** Real-time authorization of a user's token by a CPO: NO_CREDIT while a debt is unpaid, as a start is refused. */
+    authorizationCheck: async (userId: string): Promise<'NO_CREDIT' | undefined> => ((await repo.userHasUnpaidDebt(db, userId)) ? 'NO_CREDIT' : undefined),
 
     /** Removal guard of payment methods: not while a debt is unpaid. */
     async paymentMethodGuard(tx: Queryable, target: { clientId: string; userId: string; paymentMethodId: string }): Promise<void> {

@@ -23,7 +23,6 @@ export interface OcpiDeps {
   baseUrl: string;
   ingestion: Ingestion;
   events?: OcpiEvents;
-  authorizationChecks?: AuthorizationCheck[];
   log?: OcpiLog;
 }
 
@@ -56,7 +55,9 @@ export function createOcpi(deps: OcpiDeps) {
   });
   const events: OcpiEvents = { ...deps.events };
   const receivers = createReceivers({ db, clock, ingestion: deps.ingestion, events, ocpiBaseUrl: deps.baseUrl });
-  const tokens = createTokens({ db, clock, party, ...(deps.authorizationChecks ? { checks: deps.authorizationChecks } : {}) });
+  // Other modules' say in real-time authorization (the invoicing module's: an unpaid debt is NO_CREDIT).
+  const authorizationChecks: AuthorizationCheck[] = [];
+  const tokens = createTokens({ db, clock, party, checks: authorizationChecks });
   const commands = createCommands({ db, clock, connections, ocpiBaseUrl: deps.baseUrl, timeoutMs: config.requestTimeoutMs });
   const sync = createSync({
     db,
@@ -96,6 +97,10 @@ export function createOcpi(deps: OcpiDeps) {
     /** Registers handlers of CPO messages (the charging module's); they run inside the transaction storing the message. */
     on(handlers: OcpiEvents): void {
       Object.assign(events, handlers);
+    },
+    /** Adds a module's check to real-time token authorization (first verdict wins; none: ALLOWED). */
+    addAuthorizationCheck(check: AuthorizationCheck): void {
+      authorizationChecks.push(check);
     },
     connections,
     receivers,
