@@ -982,6 +982,40 @@ async function visibilityProbe(world: World, http: HttpContext, db: Database, pr
   return { aroundMs: seen.around, detailsMs: seen.details, tileMs: seen.tile };
 }
 
+/** CPU seconds (user + system) used so far by every process of this machine, by pid, with its command name (Linux /proc). */
+async function cpuByProcess(): Promise<Map<number, { comm: string; seconds: number }>> {
+  const ticks = 100; // USER_HZ: /proc reports clock ticks of 1/100 s on Linux
+  const result = new Map<number, { comm: string; seconds: number }>();
+  const { readdir } = await import('node:fs/promises');
+  for (const entry of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);
+    if (!stat) continue;
+    const close = stat.lastIndexOf(')');
+    const fields = stat.slice(close + 2).split(' ');
+    // After "pid (comm) ": state is field 3; utime and stime are fields 14 and 15 (indexes 11 and 12 here).
+    result.set(Number(entry), { comm: stat.slice(stat.indexOf('(') + 1, close), seconds: (Number(fields[11]) + Number(fields[12])) / ticks });
+  }
+  return result;
+}
+
+/** Cores used per kind of process between two cpuByProcess() readings `seconds` apart. */
+function coresUsed(
+  before: Map<number, { comm: string; seconds: number }>,
+  after: Map<number, { comm: string; seconds: number }>,
+  seconds: number,
+  kindOf: (pid: number, comm: string) => string,
+): Map<string, number> {
+  const used = new Map<string, number>();
+  for (const [pid, now] of after) {
+    const spent = now.seconds - (before.get(pid)?.seconds ?? 0);
+    if (spent <= 0) continue;
+    const kind = kindOf(pid, now.comm);
+    used.set(kind, (used.get(kind) ?? 0) + spent / seconds);
+  }
+  return used;
+}
+
 async function churnSection(world: World, http: HttpContext, db: Database, tmp: string, url: string, evseIds: string[], notifications: { count: number }) {
   const S = 'Status churn';
   const { rows: probes } = await db.query<Probe>(
@@ -1004,16 +1038,25 @@ async function churnSection(world: World, http: HttpContext, db: Database, tmp: 
   const churns: ChurnResult[] = [];
   const visibility: { aroundMs: number; detailsMs: number; tileMs: number }[] = [];
   const received: number[] = [];
+  const cpuQuiet: Map<string, number>[] = [];
+  const cpuBusy: Map<string, number>[] = [];
   const waits = new Map<string, number>();
   let waitSamples = 0;
   await scenario(http, tmp, 'mix', mixPaths, true, SIZES.warmup);
   for (let run = 0; run < RUNS; run++) {
     log(`churn run ${run + 1} of ${RUNS}: quiet mix, then the same mix with 1,000 status changes/s`);
+    let cpuBefore = await cpuByProcess();
+    let cpuAt = performance.now();
     quiet.push(await scenario(http, tmp, 'mix', mixPaths, true, DURATION_S));
+    const kindQuiet = (pid: number, comm: string) =>
+      pid === process.pid ? 'server' : comm === 'postgres' ? 'PostgreSQL' : comm.startsWith('node') ? 'autocannon' : 'other';
+    cpuQuiet.push(coresUsed(cpuBefore, await cpuByProcess(), (performance.now() - cpuAt) / 1000, kindQuiet));
     const churner = startWorker({ role: 'churn', url, rate: 1_000 });
     await churner.next(); // ready: EVSEs chosen
     const notifiedBefore = notifications.count;
     const startedAt = performance.now();
+    cpuBefore = await cpuByProcess();
+    cpuAt = performance.now();
     churner.child.send({ type: 'start' });
     // What the writer's PostgreSQL sessions wait on (sampled every 50 ms).
     let sampling = true;
@@ -1037,6 +1080,12 @@ async function churnSection(world: World, http: HttpContext, db: Database, tmp: 
     );
     sampling = false;
     await sampler;
+    const writerPid = churner.child.pid;
+    cpuBusy.push(
+      coresUsed(cpuBefore, await cpuByProcess(), (performance.now() - cpuAt) / 1000, (pid, comm) =>
+        pid === writerPid ? 'churn writer' : kindQuiet(pid, comm),
+      ),
+    );
     churner.child.send({ type: 'stop' });
     churns.push((await churner.next()).result as ChurnResult);
     received.push((notifications.count - notifiedBefore) / ((performance.now() - startedAt) / 1000));
@@ -1054,6 +1103,16 @@ async function churnSection(world: World, http: HttpContext, db: Database, tmp: 
       .map(([w, n]) => `${w} ${(n / Math.max(1, waitSamples)).toFixed(1)}`)
       .join(', ')}`,
   });
+  // Where the machine's cores go (the churn's writer and PostgreSQL take them from the server and autocannon).
+  const cores = (runs: Map<string, number>[]) =>
+    ['server', 'autocannon', 'churn writer', 'PostgreSQL', 'other']
+      .map((kind) => [kind, median(runs.map((r) => r.get(kind) ?? 0))] as const)
+      .filter(([, n]) => n >= 0.005)
+      .map(([kind, n]) => `${kind} ${n.toFixed(2)}`)
+      .join(', ');
+  const total = (runs: Map<string, number>[]) => median(runs.map((r) => [...r.values()].reduce((a, b) => a + b, 0)));
+  report(S, 'cores used during the quiet mix', total(cpuQuiet), 'cores', { note: cores(cpuQuiet) });
+  report(S, 'cores used during the mix under churn', total(cpuBusy), 'cores', { note: cores(cpuBusy) });
   report(S, 'mix throughput quiet', median(quiet.map((r) => r.client.rps)), 'req/s', {
     note: `under churn ${Math.round(median(busy.map((r) => r.client.rps)))} req/s`,
   });

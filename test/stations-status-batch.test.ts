@@ -46,13 +46,72 @@ describe('EVSE status group commit', () => {
         }),
       );
       assert.deepEqual(results, Array(40).fill(true));
+      // Announced packed: a few notifications carry the 40 changes, each change once.
+      const announced = () =>
+        received.flatMap((payload) => {
+          const parsed = JSON.parse(payload) as { kind: string; changes: { location_id: string; uid: string; status: string }[] };
+          assert.equal(parsed.kind, 'evse_statuses');
+          assert.ok(Buffer.byteLength(payload) < 8000, 'within PostgreSQL’s payload limit');
+          return parsed.changes.map((c) => `${c.location_id}/${c.uid}/${c.status}`);
+        });
       const deadline = Date.now() + 5_000;
-      while (received.length < 40 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-      assert.equal(received.length, 40);
-      assert.equal(new Set(received).size, 40);
+      while (announced().length < 40 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(announced().length, 40);
+      assert.equal(new Set(announced()).size, 40);
+      assert.ok(received.length < 40, `fewer notifications (${received.length}) than changes`);
     } finally {
       await listener.stop();
     }
+  });
+
+  it('packs announcements below PostgreSQL’s 8000-byte payload limit, in order; each process applies a packed one in place', async () => {
+    const received: string[] = [];
+    const listener = listen(ctx.db, CATALOGUE_CHANNEL, (payload) => {
+      if (payload) received.push(payload);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    try {
+      // 300 changes of EVSEs with 36-character ids (OCPI's longest), sent at once: several payloads.
+      const long = (k: number) => `LONG${String(k).padStart(29, '0')}`;
+      await ctx.ingestion.ingest({
+        locations: Array.from({ length: 150 }, (_, k) => ocpiLocation({ id: long(k), lat: 49 + k / 1000, lon: 12, evses: [{}, {}] })),
+      });
+      const many = Array.from({ length: 300 }, (_, k) => ({
+        ...change(0, 1, 'CHARGING', '2026-03-01T10:00:00Z'),
+        location_id: long(k >> 1),
+        uid: `${long(k >> 1)}-${(k & 1) + 1}`,
+      }));
+      assert.equal(many[0]?.uid.length, 35);
+      assert.deepEqual(await Promise.all(many.map((c) => ctx.ingestion.updateEvseStatus(c))), Array(300).fill(true));
+      const deadline = Date.now() + 5_000;
+      const packs = () => received.map((p) => JSON.parse(p) as { kind: string; changes: { uid: string }[] }).filter((p) => p.kind === 'evse_statuses');
+      const announced = () => packs().flatMap((p) => p.changes.map((c) => c.uid));
+      while (announced().length < 300 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(
+        announced(),
+        many.map((c) => c.uid),
+        'every change once, in order',
+      );
+      assert.deepEqual(packs()[0]?.changes[0], { ...many[0] }, 'each change as stored, with the stamp as the CPO wrote it');
+      assert.ok(packs().length > 1 && packs().length < 30, `${packs().length} notifications`);
+      for (const p of received) assert.ok(Buffer.byteLength(p) < 8000, `payload of ${Buffer.byteLength(p)} bytes`);
+    } finally {
+      await listener.stop();
+    }
+
+    // A packed announcement is applied in place by a process's catalogue; one it cannot apply rebuilds it.
+    await ctx.catalogue.reload();
+    const evse = (location: number, k: number) => ctx.catalogue.evse(`DE*ABC*EB${location}${k}`)?.status;
+    assert.equal(evse(7, 1), 'CHARGING');
+    const packed = (changes: ReturnType<typeof change>[]) => JSON.stringify({ kind: 'evse_statuses', changes });
+    await ctx.catalogue.onChange(packed([change(7, 1, 'OUTOFORDER', '2026-04-01T00:00:00Z'), change(7, 2, 'BLOCKED', '2026-04-01T00:00:00Z')]));
+    assert.equal(evse(7, 1), 'OUTOFORDER');
+    assert.equal(evse(7, 2), 'BLOCKED');
+    // An EVSE this catalogue does not know (stored by another process since its last rebuild): a rebuild from the database.
+    await ctx.catalogue.onChange(
+      packed([change(8, 1, 'AVAILABLE', '2026-04-01T00:00:00Z'), { ...change(8, 1, 'AVAILABLE', '2026-04-01T00:00:00Z'), uid: 'NEW' }]),
+    );
+    assert.equal(evse(7, 1), 'CHARGING', 'rebuilt from the database (the in-place changes above were never stored)');
   });
 
   it('answers false for an unknown EVSE and an older change, per change in one batch', async () => {

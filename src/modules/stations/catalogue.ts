@@ -998,6 +998,12 @@ export function createCatalogue(options: CatalogueOptions) {
         change = undefined;
       }
       if (change?.kind === 'evse_status' && this.applyEvseStatus(change)) return;
+      if (change?.kind === 'evse_statuses' && Array.isArray(change.changes)) {
+        // Every change applied in place; one that cannot be (a new EVSE, a removal) rebuilds once for all.
+        let inPlace = true;
+        for (const one of change.changes) inPlace = this.applyEvseStatus(one) && inPlace;
+        if (inPlace) return;
+      }
       await reload();
     },
 

@@ -43,11 +43,7 @@ export function createIngestion(deps: { db: Database; clock: Clock }) {
   const { db, clock } = deps;
   const statusBatches = groupCommit<repo.EvseStatusChange, boolean>(async (changes) => {
     return db.transaction(async (tx) => {
-      const changed = await repo.updateEvseStatuses(tx, changes);
-      for (const [i, change] of changes.entries()) {
-        if (changed[i]) await repo.notifyCatalogueChanged(tx, { kind: 'evse_status', ...change });
-      }
-      return changed;
+      return repo.updateEvseStatuses(tx, changes);
     });
   });
   return {
