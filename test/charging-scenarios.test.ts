@@ -133,9 +133,9 @@ function started(res: TestResponse, evseId: string) {
   return res.body as { id: string };
 }
 
-/** Completed, billed (hold captured for the total, or charged) and invoiced once: returns the session. */
-async function billedAndInvoiced(d: Owner, id: string) {
-  const completed = await eventually(
+/** The session once it is completed and has an invoice (within 15 s). */
+const untilInvoiced = (d: Owner, id: string) =>
+  eventually(
     async () => {
       const s = await getSession(d, id);
       return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
@@ -143,6 +143,10 @@ async function billedAndInvoiced(d: Owner, id: string) {
     `session ${id} completed with an invoice`,
     15_000,
   );
+
+/** Completed, billed (hold captured for the total, or charged) and invoiced once: returns the session. */
+async function billedAndInvoiced(d: Owner, id: string) {
+  const completed = await untilInvoiced(d, id);
   assert.equal(completed.is_active, false);
   assert.equal(completed.failure_reason, null);
   assert.ok(Number(completed.consumed_energy) > 0, 'energy was delivered');
@@ -457,14 +461,7 @@ describe('a debt and its payment', () => {
     const stopped = await stop(d, session.id);
     assert.equal(stopped.status, 204, stopped.text);
     // The CDR: the bill cannot capture; the off-session charge of the whole amount needs authentication: a debt.
-    const completed = await eventually(
-      async () => {
-        const s = await getSession(d, session.id);
-        return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
-      },
-      'completed with an invoice',
-      15_000,
-    );
+    const completed = await untilInvoiced(d, session.id);
     const total = completed.session_cost.invoice_summary as string;
     assert.ok(cents(total) > 0);
     const bill = await billOf(session.id);
@@ -614,14 +611,7 @@ describe('a debt and its payment', () => {
       assert.ok(await ctx.modules.charging?.cdrReceived(tx, cdr));
     });
 
-    const completed = await eventually(
-      async () => {
-        const s = await getSession(d, session.id);
-        return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
-      },
-      'completed with an invoice',
-      15_000,
-    );
+    const completed = await untilInvoiced(d, session.id);
     assert.equal(completed.session_cost.invoice_summary, '0.24');
     assert.equal((await holdOf(session.id))?.status, 'released');
     const bill = await billOf(session.id);
