@@ -17,7 +17,7 @@
 // never asserted in tests: this is a measuring tool, not a test.
 import { type ChildProcess, fork } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -986,7 +986,6 @@ async function visibilityProbe(world: World, http: HttpContext, db: Database, pr
 async function cpuByProcess(): Promise<Map<number, { comm: string; seconds: number }>> {
   const ticks = 100; // USER_HZ: /proc reports clock ticks of 1/100 s on Linux
   const result = new Map<number, { comm: string; seconds: number }>();
-  const { readdir } = await import('node:fs/promises');
   for (const entry of await readdir('/proc').catch(() => [] as string[])) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);

@@ -27,6 +27,7 @@ import type { Database } from '../src/platform/db.ts';
 import { toMinorUnits } from '../src/platform/money.ts';
 import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
 import { createStripeSandbox, type StripeSandbox } from '../src/sandbox/stripe/index.ts';
+import { FAST_CPO_TIMINGS } from './charging-support.ts';
 import { createTestDatabase, freePort } from './helpers.ts';
 import { CARDS, USERS } from './payments-support.ts';
 
@@ -311,13 +312,7 @@ before(async () => {
     clock: systemClock,
     locations: 40,
     seed: 23,
-    timeCompression: 600,
-    statusChangesPerSecond: 0,
-    tickMs: 50,
-    commandDelayMs: 20,
-    activationDelayMs: 100,
-    sessionUpdateIntervalMs: 150,
-    retryBaseMs: 100,
+    ...FAST_CPO_TIMINGS,
   });
   await cpo.listen({ port: 0 });
   env = {

@@ -9,6 +9,17 @@ import { CARDS, connectCard, newOwner, type Owner, USERS } from './payments-supp
 
 export type Driver = Owner & { pm: string };
 
+/** Sandbox CPO timings for tests: no random status changes, short delays, the sandbox's 600x time compression. */
+export const FAST_CPO_TIMINGS = {
+  timeCompression: 600,
+  statusChangesPerSecond: 0,
+  tickMs: 50,
+  commandDelayMs: 20,
+  activationDelayMs: 100,
+  sessionUpdateIntervalMs: 150,
+  retryBaseMs: 100,
+} satisfies Partial<CpoSandboxOptions>;
+
 /**
  * A small sandbox network (40 locations) on the system clock with short delays, connected to the app, its
  * catalogue pulled and loaded, and its background work started. `options` override the timings.
@@ -19,13 +30,7 @@ export async function startCpoNetwork(ctx: TestContext, options: Partial<CpoSand
     clock: systemClock,
     locations: 40,
     seed: 11,
-    timeCompression: 600,
-    statusChangesPerSecond: 0,
-    tickMs: 50,
-    commandDelayMs: 20,
-    activationDelayMs: 100,
-    sessionUpdateIntervalMs: 150,
-    retryBaseMs: 100,
+    ...FAST_CPO_TIMINGS,
     ...options,
   });
   await cpo.listen({ port: 0 });

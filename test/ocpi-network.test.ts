@@ -10,6 +10,7 @@ import { findUserForToken } from '../src/modules/users/repository.ts';
 import { parseCdr, parseSession } from '../src/ocpi/validate.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox, type Scenario, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
+import { FAST_CPO_TIMINGS } from './charging-support.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
 
 let ctx: TestContext;
@@ -44,17 +45,11 @@ before(async () => {
     clock: systemClock,
     locations: LOCATIONS,
     seed: 7,
-    timeCompression: 600,
-    statusChangesPerSecond: 0,
-    tickMs: 50,
-    commandDelayMs: 20,
-    activationDelayMs: 100,
-    sessionUpdateIntervalMs: 150,
+    ...FAST_CPO_TIMINGS,
     lateCdrDelayMs: 800,
     interruptAfterSeconds: 120,
     noUpdatesEndAfterSeconds: 120,
     hangMs: 4_000,
-    retryBaseMs: 100,
     pageLimits: { locations: 25, tariffs: 25 },
   });
   await cpo.listen({ port: 0 });

@@ -28,13 +28,19 @@ const change = (location: number, evse: number, status: string, at: string) => (
   last_updated: at,
 });
 
+/** Payloads announced on the catalogue channel from now on (the listener is connected when this resolves). */
+async function listening() {
+  const received: string[] = [];
+  const listener = listen(ctx.db, CATALOGUE_CHANNEL, (payload) => {
+    if (payload) received.push(payload);
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return { received, listener };
+}
+
 describe('EVSE status group commit', () => {
   it('stores 40 concurrent changes, each announced once, each durable when answered', async () => {
-    const received: string[] = [];
-    const listener = listen(ctx.db, CATALOGUE_CHANNEL, (payload) => {
-      if (payload) received.push(payload);
-    });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { received, listener } = await listening();
     try {
       const changes = Array.from({ length: 40 }, (_, k) => change(k % 20, Math.floor(k / 20) + 1, 'CHARGING', '2026-03-01T10:00:00Z'));
       const results = await Promise.all(
@@ -65,11 +71,7 @@ describe('EVSE status group commit', () => {
   });
 
   it('packs announcements below PostgreSQL’s 8000-byte payload limit, in order; each process applies a packed one in place', async () => {
-    const received: string[] = [];
-    const listener = listen(ctx.db, CATALOGUE_CHANNEL, (payload) => {
-      if (payload) received.push(payload);
-    });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { received, listener } = await listening();
     try {
       // 300 changes of EVSEs with 36-character ids (OCPI's longest), sent at once: several payloads.
       const long = (k: number) => `LONG${String(k).padStart(29, '0')}`;

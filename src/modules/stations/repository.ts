@@ -248,6 +248,7 @@ export async function updateEvseStatuses(db: Queryable, changes: EvseStatusChang
                          FROM written) c) p
         GROUP BY pack
      )
+     -- A plain SELECT in WITH runs only when read: the always-true condition makes the announcements happen.
      SELECT i FROM written WHERE (SELECT count(*) FROM announced) >= 0`,
     [rows, CATALOGUE_CHANNEL, NOTIFY_PACK_BYTES],
   );

@@ -738,17 +738,23 @@ function hashOf(text: string, from = 0, to = text.length): number {
   return h >>> 0;
 }
 
+/** The first position of the sorted `values` holding `value` or more (their length if none). */
+function lowerBound(values: ArrayLike<number>, value: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((values[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The station whose id is `stationId`, or -1. */
 export function findStation(s: Snapshot, stationId: string): number {
   const unit = 2 ** s.stationIndexBits;
   const first = (hashOf(stationId) % 2 ** (53 - s.stationIndexBits)) * unit;
-  let lo = 0;
-  let hi = s.stationLookup.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((s.stationLookup[mid] as number) < first) lo = mid + 1;
-    else hi = mid;
-  }
+  let lo = lowerBound(s.stationLookup, first);
   for (; lo < s.stationLookup.length && (s.stationLookup[lo] as number) < first + unit; lo++) {
     const i = (s.stationLookup[lo] as number) - first;
     const head = s.heads[i] as string;
@@ -785,13 +791,7 @@ export function findEvse(s: Snapshot, evseId: string): number {
   const key = fragment(JSON.stringify(evseId));
   const unit = 2 ** s.evseIndexBits;
   const first = (hashOf(key) % 2 ** (53 - s.evseIndexBits)) * unit;
-  let lo = 0;
-  let hi = s.evseLookup.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((s.evseLookup[mid] as number) < first) lo = mid + 1;
-    else hi = mid;
-  }
+  let lo = lowerBound(s.evseLookup, first);
   for (; lo < s.evseLookup.length && (s.evseLookup[lo] as number) < first + unit; lo++) {
     const evse = (s.evseLookup[lo] as number) - first;
     if (s.evseIdJson[evse] === key) return evse;
