@@ -4,7 +4,7 @@
 // is announced once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { groupCommit } from '../src/modules/stations/ingest.ts';
+import { groupCommit, STATUS_COMMIT_SPACING_MS } from '../src/modules/stations/ingest.ts';
 import { CATALOGUE_CHANNEL } from '../src/modules/stations/repository.ts';
 import { listen } from '../src/platform/db.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
@@ -147,6 +147,8 @@ describe('EVSE status group commit', () => {
 describe('status changes racing location rewrites', () => {
   it('loses no status change to a concurrent rewrite of its location, and an older PUT cannot undo it', async () => {
     for (let round = 0; round < 15; round++) {
+      // After a quiet spell, so the status change is written at once and races the rewrite (not spaced after the last round's).
+      await new Promise((resolve) => setTimeout(resolve, STATUS_COMMIT_SPACING_MS + 5));
       const stamp = new Date(Date.parse('2026-04-01T00:00:00Z') + round * 60_000).toISOString();
       const status = round % 2 === 0 ? 'CHARGING' : 'AVAILABLE';
       await Promise.all([
@@ -171,12 +173,15 @@ describe('groupCommit', () => {
   it('writes items added during a write as the next batch, and fails only the batch that failed', async () => {
     const batches: number[][] = [];
     let fail = false;
-    const group = groupCommit<number, number>(async (items) => {
-      batches.push(items);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      if (fail) throw new Error('write failed');
-      return items.map((i) => i * 2);
-    }, 3);
+    const group = groupCommit<number, number>(
+      async (items) => {
+        batches.push(items);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        if (fail) throw new Error('write failed');
+        return items.map((i) => i * 2);
+      },
+      { max: 3 },
+    );
     const first = group.add(1);
     const rest = [2, 3, 4, 5].map((i) => group.add(i));
     assert.deepEqual(await Promise.all([first, ...rest]), [2, 4, 6, 8, 10]);
@@ -185,5 +190,46 @@ describe('groupCommit', () => {
     await assert.rejects(group.add(6), /write failed/);
     fail = false;
     assert.equal(await group.add(7), 14, 'the next batch is written after a failure');
+  });
+
+  it('starts at most one batch per spacing under a stream of items, and writes a lone item at once', async () => {
+    const SPACING = 300;
+    const started: { at: number; items: number[] }[] = [];
+    const group = groupCommit<number, number>(
+      async (items) => {
+        started.push({ at: performance.now(), items });
+        return items;
+      },
+      { spacingMs: SPACING },
+    );
+    const t0 = performance.now();
+    await group.add(1);
+    assert.ok((started[0]?.at ?? Number.POSITIVE_INFINITY) - t0 < SPACING / 2, 'the first item was written without waiting');
+    // A stream: one item every 10 ms for about two spacings.
+    const stream: Promise<number>[] = [];
+    for (let i = 2; i <= 60; i++) {
+      stream.push(group.add(i));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.deepEqual(
+      await Promise.all(stream),
+      Array.from({ length: 59 }, (_, k) => k + 2),
+      'every item written, each answered its own result',
+    );
+    assert.deepEqual(
+      started.flatMap((s) => s.items),
+      Array.from({ length: 60 }, (_, k) => k + 1),
+      'every item written once, in order',
+    );
+    for (let k = 1; k < started.length; k++) {
+      const gap = (started[k] as { at: number }).at - (started[k - 1] as { at: number }).at;
+      assert.ok(gap >= SPACING - 5, `batch ${k} started ${gap.toFixed(0)} ms after the previous one`);
+    }
+    assert.ok(started.length <= 4, `${started.length} batches for 60 items over ~2 spacings`);
+    // After a quiet spell longer than the spacing, an item is written at once again.
+    await new Promise((resolve) => setTimeout(resolve, SPACING + 50));
+    const t1 = performance.now();
+    await group.add(61);
+    assert.ok((started.at(-1)?.at ?? Number.POSITIVE_INFINITY) - t1 < SPACING / 2, 'a lone item after a quiet spell was written at once');
   });
 });

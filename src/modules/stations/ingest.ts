@@ -39,12 +39,19 @@ export interface IngestBatch {
   locations?: unknown[];
 }
 
+/**
+ * Under a stream of EVSE status changes, at most one status transaction starts per this many milliseconds, with
+ * every change that arrived meanwhile. At 1,000 changes/s this is ~50 transactions of ~20 changes instead of ~300
+ * of ~3: PostgreSQL's CPU for the stream 0.59 -> 0.16 cores, the writer's 0.21 -> 0.10, the listeners get one
+ * notification per transaction (bench/README.md). A change waits at most this long more before it is durable;
+ * a lone change is written at once.
+ */
+export const STATUS_COMMIT_SPACING_MS = 20;
+
 export function createIngestion(deps: { db: Database; clock: Clock }) {
   const { db, clock } = deps;
-  const statusBatches = groupCommit<repo.EvseStatusChange, boolean>(async (changes) => {
-    return db.transaction(async (tx) => {
-      return repo.updateEvseStatuses(tx, changes);
-    });
+  const statusBatches = groupCommit<repo.EvseStatusChange, boolean>((changes) => repo.updateEvseStatuses(db, changes), {
+    spacingMs: STATUS_COMMIT_SPACING_MS,
   });
   return {
     /** Validates every object first (nothing is stored if one is invalid), then stores all in one transaction. */
@@ -127,13 +134,24 @@ export type Ingestion = ReturnType<typeof createIngestion>;
  * written together as the next batch (at most `max` per batch). `write`
  * answers one result per item, in order; if it throws, every item of that
  * batch fails with the error.
+ *
+ * `spacingMs` bounds how often a batch starts: under a steady stream of items,
+ * one write per `spacingMs` with everything that arrived meanwhile, instead of
+ * one write as soon as the previous one ends (a write that takes 3 ms then
+ * carries 3 items at 1,000 items/s, and the per-write costs dominate). An item
+ * arriving after a quiet spell is written at once.
  */
-export function groupCommit<T, R>(write: (items: T[]) => Promise<R[]>, max = 500) {
+export function groupCommit<T, R>(write: (items: T[]) => Promise<R[]>, options: { max?: number; spacingMs?: number } = {}) {
+  const { max = 500, spacingMs = 0 } = options;
   let queue: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
   let running = false;
+  let lastStarted = Number.NEGATIVE_INFINITY;
   const drain = async () => {
     running = true;
     while (queue.length > 0) {
+      const wait = lastStarted + spacingMs - performance.now();
+      if (wait > 0 && queue.length < max) await new Promise((resolve) => setTimeout(resolve, wait));
+      lastStarted = performance.now();
       const batch = queue.slice(0, max);
       queue = queue.slice(batch.length);
       try {

@@ -190,10 +190,10 @@ const NOTIFY_PACK_BYTES = 7_000;
 /**
  * Several EVSE status changes, stored and announced together; answers, per change in order, whether it was stored
  * (false: unknown EVSE, or older than the stored status). When one EVSE appears twice, only its newest change can
- * win. Two statements (one round trip each): the parent locations are locked, then one statement updates the
- * EVSEs and their locations' last_updated and announces the stored changes packed into as few notifications as
+ * win. One call of `apply_evse_statuses` (migration 0014), one round trip: it locks the parent locations, updates
+ * the EVSEs and their locations' last_updated, and announces the stored changes packed into as few notifications as
  * fit (`evse_statuses`), so a CPO's burst of status pushes costs every listening process one message per few dozen
- * changes. Call inside a transaction (the announcements are sent at commit).
+ * changes. Atomic on its own; inside a transaction, the announcements are sent at its commit.
  */
 export async function updateEvseStatuses(db: Queryable, changes: EvseStatusChange[]): Promise<boolean[]> {
   if (changes.length === 0) return [];
@@ -211,47 +211,11 @@ export async function updateEvseStatuses(db: Queryable, changes: EvseStatusChang
       return { i, country_code, party_id, location_id, uid, status, last_updated, stamp: last_updated };
     }),
   );
-  // The parent locations are locked first, in key order, in a statement of their own: a location being rewritten
-  // (an OCPI PUT, a pull) replaces its EVSE rows, and only a statement begun after that commits sees the new rows,
-  // so a status change waits for the rewrite instead of being lost in it.
-  await db.query(
-    `SELECT 1 FROM ocpi_locations l
-       JOIN (SELECT DISTINCT country_code, party_id, location_id FROM jsonb_to_recordset($1::jsonb) AS x(country_code text, party_id text, location_id text)) x
-         ON l.country_code = x.country_code AND l.party_id = x.party_id AND l.id = x.location_id
-      ORDER BY l.country_code, l.party_id, l.id
-        FOR UPDATE OF l`,
-    [rows],
-  );
-  const { rows: written } = await db.query<{ i: number }>(
-    `WITH written AS (
-       UPDATE ocpi_evses e
-          SET status = x.status,
-              data = jsonb_set(jsonb_set(e.data, '{status}', to_jsonb(x.status)), '{last_updated}', to_jsonb(x.stamp)),
-              last_updated = x.last_updated
-         FROM jsonb_to_recordset($1::jsonb)
-           AS x(i integer, country_code text, party_id text, location_id text, uid text, status text, last_updated timestamptz, stamp text)
-        WHERE e.country_code = x.country_code AND e.party_id = x.party_id AND e.location_id = x.location_id AND e.uid = x.uid
-          AND e.last_updated <= x.last_updated
-       RETURNING x.i, x.country_code, x.party_id, x.location_id, x.uid, x.status, x.stamp, x.last_updated
-     ),
-     -- The parent's last_updated follows its EVSE (mod_locations), so an older PUT of the whole location cannot undo the change.
-     parents AS (
-       UPDATE ocpi_locations l SET last_updated = greatest(l.last_updated, w.last_updated)
-         FROM (SELECT country_code, party_id, location_id, max(last_updated) AS last_updated FROM written GROUP BY 1, 2, 3) w
-        WHERE l.country_code = w.country_code AND l.party_id = w.party_id AND l.id = w.location_id
-     ),
-     announced AS (
-       SELECT pg_notify($2, '{"kind":"evse_statuses","changes":[' || string_agg(change, ',' ORDER BY i) || ']}')
-         FROM (SELECT i, change, (sum(octet_length(change) + 1) OVER (ORDER BY i)) / $3 AS pack
-                 FROM (SELECT i, json_build_object('country_code', country_code, 'party_id', party_id, 'location_id', location_id,
-                                                   'uid', uid, 'status', status, 'last_updated', stamp)::text AS change
-                         FROM written) c) p
-        GROUP BY pack
-     )
-     -- A plain SELECT in WITH runs only when read: the always-true condition makes the announcements happen.
-     SELECT i FROM written WHERE (SELECT count(*) FROM announced) >= 0`,
-    [rows, CATALOGUE_CHANNEL, NOTIFY_PACK_BYTES],
-  );
+  const { rows: written } = await db.query<{ i: number }>('SELECT i FROM apply_evse_statuses($1::jsonb, $2, $3) AS i', [
+    rows,
+    CATALOGUE_CHANNEL,
+    NOTIFY_PACK_BYTES,
+  ]);
   const stored = new Set(written.map((r) => r.i));
   return changes.map((_, i) => stored.has(i));
 }
