@@ -167,8 +167,12 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(rng() * items.lengt
 
 const WORKER = new URL('./worker.ts', import.meta.url).pathname;
 
-function startWorker(task: object, execArgv: string[] = []): { child: ChildProcess; next(): Promise<{ type: string; [key: string]: unknown }> } {
+function startWorker(
+  task: object,
+  execArgv: string[] = [],
+): { child: ChildProcess; next(): Promise<{ type: string; [key: string]: unknown }>; exit: Promise<void> } {
   const child = fork(WORKER, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const queue: { type: string }[] = [];
   const waiting: ((message: { type: string }) => void)[] = [];
   let exited: Error | undefined;
@@ -186,6 +190,7 @@ function startWorker(task: object, execArgv: string[] = []): { child: ChildProce
   child.send(task);
   return {
     child,
+    exit,
     next: () =>
       new Promise((resolve, reject) => {
         const queued = queue.shift();
@@ -196,8 +201,11 @@ function startWorker(task: object, execArgv: string[] = []): { child: ChildProce
   };
 }
 
+/** Runs a worker to its result and its exit (so its CPU time is counted in this process's children before the next step). */
 async function runWorker<R>(task: object, execArgv: string[] = []): Promise<R> {
-  const message = await startWorker(task, execArgv).next();
+  const worker = startWorker(task, execArgv);
+  const message = await worker.next();
+  await worker.exit;
   return message.result as R;
 }
 
@@ -983,9 +991,18 @@ async function visibilityProbe(world: World, http: HttpContext, db: Database, pr
 }
 
 /** CPU seconds (user + system) used so far by every process of this machine, by pid, with its command name (Linux /proc). */
+/** Pseudo process id under which cpuByProcess() reports the CPU time of this process's exited (reaped) children. */
+const EXITED_CHILDREN = -1;
+
 async function cpuByProcess(): Promise<Map<number, { comm: string; seconds: number }>> {
   const ticks = 100; // USER_HZ: /proc reports clock ticks of 1/100 s on Linux
   const result = new Map<number, { comm: string; seconds: number }>();
+  const own = await readFile('/proc/self/stat', 'utf8').catch(() => undefined);
+  if (own) {
+    // cutime and cstime (fields 16 and 17): CPU time of the children this process has waited for.
+    const fields = own.slice(own.lastIndexOf(')') + 2).split(' ');
+    result.set(EXITED_CHILDREN, { comm: '(exited children)', seconds: (Number(fields[13]) + Number(fields[14])) / ticks });
+  }
   for (const entry of await readdir('/proc').catch(() => [] as string[])) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);
@@ -1047,8 +1064,9 @@ async function churnSection(world: World, http: HttpContext, db: Database, tmp: 
     let cpuBefore = await cpuByProcess();
     let cpuAt = performance.now();
     quiet.push(await scenario(http, tmp, 'mix', mixPaths, true, DURATION_S));
+    // autocannon runs in a child process that has exited (and been waited for) when the scenario ends.
     const kindQuiet = (pid: number, comm: string) =>
-      pid === process.pid ? 'server' : comm === 'postgres' ? 'PostgreSQL' : comm.startsWith('node') ? 'autocannon' : 'other';
+      pid === process.pid ? 'server' : comm === 'postgres' ? 'PostgreSQL' : pid === EXITED_CHILDREN ? 'autocannon' : 'other';
     cpuQuiet.push(coresUsed(cpuBefore, await cpuByProcess(), (performance.now() - cpuAt) / 1000, kindQuiet));
     const churner = startWorker({ role: 'churn', url, rate: 1_000 });
     await churner.next(); // ready: EVSEs chosen
@@ -1087,6 +1105,7 @@ async function churnSection(world: World, http: HttpContext, db: Database, tmp: 
     );
     churner.child.send({ type: 'stop' });
     churns.push((await churner.next()).result as ChurnResult);
+    await churner.exit; // its CPU time is counted now, not in the next quiet run
     received.push((notifications.count - notifiedBefore) / ((performance.now() - startedAt) / 1000));
   }
   const ratioOf = (pick99: (r: ScenarioResult) => number) => median(busy.map((r, run) => pick99(r) / pick99(quiet[run] as ScenarioResult)));
