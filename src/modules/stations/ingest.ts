@@ -124,6 +124,16 @@ export function createIngestion(deps: { db: Database; clock: Clock }) {
     findTariff: (key: repo.LocationKey) => repo.findTariff(db, key),
     /** Announces a change made by a series of ingest({ notify: false }) calls. */
     notify: () => repo.notifyCatalogueChanged(db, { kind: 'reload' }),
+    /**
+     * Ends a bulk load (a generated catalogue, a file import): the catalogue tables are vacuumed and analysed, then
+     * the change is announced. Vacuuming once here sets the rows' hint bits and the visibility map that the first
+     * status update of every page would otherwise set (with data checksums, a full page image in the WAL each), and
+     * gives the planner statistics; the listeners' rebuild then reads settled pages.
+     */
+    async finishBulkLoad(): Promise<void> {
+      await repo.vacuumCatalogue(db);
+      await repo.notifyCatalogueChanged(db, { kind: 'reload' });
+    },
   };
 }
 

@@ -23,7 +23,7 @@ export async function loadGeneratedCatalogue(
     locations += (await ingestion.ingest({ locations: batch }, { notify: false })).locations;
     onProgress?.(locations, options.locations);
   }
-  await ingestion.notify();
+  await ingestion.finishBulkLoad();
   return { locations, tariffs };
 }
 
@@ -79,6 +79,6 @@ export async function importOcpiFile(ingestion: Ingestion, file: string, onProgr
     if (locations.length + tariffs.length >= BATCH) await flush();
   }
   await flush();
-  await ingestion.notify();
+  await ingestion.finishBulkLoad();
   return total;
 }

@@ -226,6 +226,11 @@ export function stationIdOf(countryCode: string, partyId: string, locationId: st
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** VACUUM (ANALYZE) of the catalogue tables (cannot run inside a transaction). */
+export async function vacuumCatalogue(db: Queryable): Promise<void> {
+  await db.query('VACUUM (ANALYZE) cpo_parties, ocpi_tariffs, ocpi_locations, ocpi_evses');
+}
+
 export async function notifyCatalogueChanged(db: Queryable, change: CatalogueChange): Promise<void> {
   await db.query('SELECT pg_notify($1, $2)', [CATALOGUE_CHANNEL, JSON.stringify(change)]);
 }
