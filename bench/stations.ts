@@ -990,10 +990,10 @@ async function visibilityProbe(world: World, http: HttpContext, db: Database, pr
   return { aroundMs: seen.around, detailsMs: seen.details, tileMs: seen.tile };
 }
 
-/** CPU seconds (user + system) used so far by every process of this machine, by pid, with its command name (Linux /proc). */
 /** Pseudo process id under which cpuByProcess() reports the CPU time of this process's exited (reaped) children. */
 const EXITED_CHILDREN = -1;
 
+/** CPU seconds (user + system) used so far by every process of this machine, by pid, with its command name (Linux /proc). */
 async function cpuByProcess(): Promise<Map<number, { comm: string; seconds: number }>> {
   const ticks = 100; // USER_HZ: /proc reports clock ticks of 1/100 s on Linux
   const result = new Map<number, { comm: string; seconds: number }>();

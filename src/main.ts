@@ -104,7 +104,8 @@ export async function main(): Promise<void> {
       const started = performance.now();
       log.info({ locations: config.stationsDefaultLocations, seed: config.stationsSeed }, 'first start: loading a generated station catalogue');
       const loaded = await loadGeneratedCatalogue(ingestion, { locations: config.stationsDefaultLocations, seed: config.stationsSeed });
-      log.info({ ...loaded, ms: Math.round(performance.now() - started) }, 'generated station catalogue loaded');
+      log.info({ locations: loaded.locations, tariffs: loaded.tariffs, ms: Math.round(performance.now() - started) }, 'generated station catalogue loaded');
+      if (loaded.vacuumError) log.warn({ error: loaded.vacuumError }, 'vacuuming the station tables after the load failed (the load stands)');
     }
     const ocpiLog = log.child({ component: 'ocpi' });
     ocpi = createOcpi({

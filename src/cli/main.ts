@@ -124,6 +124,11 @@ function syncProgress(): SyncProgress | undefined {
   };
 }
 
+/** The warning a bulk load's human output ends with when vacuuming the tables after it failed (the load stands). */
+function vacuumWarning(loaded: { vacuumError?: string }): string {
+  return loaded.vacuumError ? `\nwarning: vacuuming the station tables afterwards failed (${loaded.vacuumError}); the load stands` : '';
+}
+
 function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
@@ -239,12 +244,12 @@ async function run(argv: string[]): Promise<void> {
           progress('locations'),
         );
         const seconds = ((performance.now() - started) / 1000).toFixed(1);
-        print(json, loaded, `loaded ${loaded.locations} locations and ${loaded.tariffs} tariffs in ${seconds} s`);
+        print(json, loaded, `loaded ${loaded.locations} locations and ${loaded.tariffs} tariffs in ${seconds} s${vacuumWarning(loaded)}`);
         break;
       }
       case 'stations import': {
         const loaded = await importOcpiFile(createIngestion({ db: session.db, clock: systemClock }), arg as string, progress('objects'));
-        print(json, loaded, `imported ${loaded.locations} locations and ${loaded.tariffs} tariffs`);
+        print(json, loaded, `imported ${loaded.locations} locations and ${loaded.tariffs} tariffs${vacuumWarning(loaded)}`);
         break;
       }
       case 'partners add': {

@@ -10,6 +10,19 @@ export const DateTime = Type.String({
   pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})?$',
   description: 'RFC 3339 date-time',
 });
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
+
+/**
+ * Whether `value` is an OCPI DateTime that denotes a real instant (month 1-12, a day its month has, 00:00:00 to
+ * 23:59:59): what PostgreSQL's timestamptz accepts too, so one bad stamp cannot fail a statement that stores others.
+ */
+export function isDateTime(value: unknown): value is string {
+  const m = typeof value === 'string' ? DATE_TIME.exec(value) : null;
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  return month >= 1 && month <= 12 && day >= 1 && new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day && hour <= 23 && minute <= 59 && second <= 59;
+}
+
 export const Time = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' });
 export const DateOnly = Type.String({ pattern: '^[12][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$' });
 export const DisplayText = Type.Object({ language: Type.String({ minLength: 2, maxLength: 2 }), text: Type.String({ maxLength: 512 }) });

@@ -5,6 +5,7 @@
 // may only send objects of the parties it registered.
 import type { OcpiConnector, OcpiEvse, OcpiLocation } from '../../ocpi/locations-tariffs.ts';
 import { invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi/transport.ts';
+import { isDateTime } from '../../ocpi/types.ts';
 import { type CDR, parseCdr, parseCommandResult, parseSession, parseSessionPatch, type Session } from '../../ocpi/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
@@ -39,7 +40,7 @@ function requireObject(body: unknown): Record<string, unknown> {
 
 function requireLastUpdated(patch: Record<string, unknown>): string {
   const value = patch.last_updated;
-  if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw invalidParameters('a PATCH must carry last_updated (an RFC 3339 date-time)');
+  if (!isDateTime(value)) throw invalidParameters('a PATCH must carry last_updated (an RFC 3339 date-time)');
   return value;
 }
 

@@ -14,7 +14,7 @@ export async function loadGeneratedCatalogue(
   ingestion: Ingestion,
   options: { locations: number; seed: number },
   onProgress?: Progress,
-): Promise<{ locations: number; tariffs: number }> {
+): Promise<{ locations: number; tariffs: number; vacuumError?: string }> {
   const generated = generateCatalogue(options);
   const parties = generated.parties.map((p) => ({ country_code: p.country_code, party_id: p.party_id, name: p.name, phone: p.phone, website: p.website }));
   const { tariffs } = await ingestion.ingest({ parties, tariffs: generated.tariffs }, { notify: false });
@@ -23,8 +23,7 @@ export async function loadGeneratedCatalogue(
     locations += (await ingestion.ingest({ locations: batch }, { notify: false })).locations;
     onProgress?.(locations, options.locations);
   }
-  await ingestion.finishBulkLoad();
-  return { locations, tariffs };
+  return { locations, tariffs, ...(await ingestion.finishBulkLoad()) };
 }
 
 /** Tells a Tariff (it has elements) from a Location (it has coordinates). */
@@ -62,7 +61,11 @@ async function* objectsOf(file: string): AsyncGenerator<unknown> {
  * locations of the same batch; every object is validated, an invalid one stops
  * the import with its id and the failing fields (batches already stored stay).
  */
-export async function importOcpiFile(ingestion: Ingestion, file: string, onProgress?: Progress): Promise<{ locations: number; tariffs: number }> {
+export async function importOcpiFile(
+  ingestion: Ingestion,
+  file: string,
+  onProgress?: Progress,
+): Promise<{ locations: number; tariffs: number; vacuumError?: string }> {
   let locations: unknown[] = [];
   let tariffs: unknown[] = [];
   const total = { locations: 0, tariffs: 0 };
@@ -79,6 +82,5 @@ export async function importOcpiFile(ingestion: Ingestion, file: string, onProgr
     if (locations.length + tariffs.length >= BATCH) await flush();
   }
   await flush();
-  await ingestion.finishBulkLoad();
-  return total;
+  return { ...total, ...(await ingestion.finishBulkLoad()) };
 }

@@ -193,7 +193,8 @@ const NOTIFY_PACK_BYTES = 7_000;
  * win. One call of `apply_evse_statuses` (migration 0014), one round trip: it locks the parent locations, updates
  * the EVSEs and their locations' last_updated, and announces the stored changes packed into as few notifications as
  * fit (`evse_statuses`), so a CPO's burst of status pushes costs every listening process one message per few dozen
- * changes. Atomic on its own; inside a transaction, the announcements are sent at its commit.
+ * changes. Atomic on its own; inside a transaction, the announcements are sent at its commit (the lock-then-update
+ * order protects against concurrent location rewrites under READ COMMITTED, the isolation level used everywhere).
  */
 export async function updateEvseStatuses(db: Queryable, changes: EvseStatusChange[]): Promise<boolean[]> {
   if (changes.length === 0) return [];
@@ -226,8 +227,8 @@ export function stationIdOf(countryCode: string, partyId: string, locationId: st
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** VACUUM (ANALYZE) of the catalogue tables (cannot run inside a transaction). */
-export async function vacuumCatalogue(db: Queryable): Promise<void> {
+/** VACUUM (ANALYZE) of the catalogue tables (on the pool: VACUUM cannot run inside a transaction). */
+export async function vacuumCatalogue(db: Database): Promise<void> {
   await db.query('VACUUM (ANALYZE) cpo_parties, ocpi_tariffs, ocpi_locations, ocpi_evses');
 }
 
