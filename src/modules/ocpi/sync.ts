@@ -110,12 +110,13 @@ export function createSync(deps: {
           options.onProgress?.('locations', counts.locations, page.total);
         }
       }
+      if (changedCatalogue && since !== undefined) await ingestion.notify();
       if (changedCatalogue && since === undefined) {
         // A full pull is a bulk load: settled pages for the status updates that follow (see finishBulkLoad).
         const { vacuumError } = await ingestion.finishBulkLoad();
         if (vacuumError)
           deps.log?.('warn', 'vacuuming the station tables after a full pull failed (the pull stands)', { connection: connection.name, error: vacuumError });
-      } else if (changedCatalogue) await ingestion.notify();
+      }
 
       const sessions = pages('sessions');
       if (sessions) {

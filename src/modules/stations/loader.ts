@@ -8,13 +8,20 @@ import type { Ingestion } from './ingest.ts';
 
 export type Progress = (done: number, total: number | undefined) => void;
 
+/** What a bulk load stored, and why vacuuming after it failed if it did (the load stands). */
+export interface BulkLoadResult {
+  locations: number;
+  tariffs: number;
+  vacuumError?: string;
+}
+
 const BATCH = 1_000;
 
 export async function loadGeneratedCatalogue(
   ingestion: Ingestion,
   options: { locations: number; seed: number },
   onProgress?: Progress,
-): Promise<{ locations: number; tariffs: number; vacuumError?: string }> {
+): Promise<BulkLoadResult> {
   const generated = generateCatalogue(options);
   const parties = generated.parties.map((p) => ({ country_code: p.country_code, party_id: p.party_id, name: p.name, phone: p.phone, website: p.website }));
   const { tariffs } = await ingestion.ingest({ parties, tariffs: generated.tariffs }, { notify: false });
@@ -61,11 +68,7 @@ async function* objectsOf(file: string): AsyncGenerator<unknown> {
  * locations of the same batch; every object is validated, an invalid one stops
  * the import with its id and the failing fields (batches already stored stay).
  */
-export async function importOcpiFile(
-  ingestion: Ingestion,
-  file: string,
-  onProgress?: Progress,
-): Promise<{ locations: number; tariffs: number; vacuumError?: string }> {
+export async function importOcpiFile(ingestion: Ingestion, file: string, onProgress?: Progress): Promise<BulkLoadResult> {
   let locations: unknown[] = [];
   let tariffs: unknown[] = [];
   const total = { locations: 0, tariffs: 0 };
