@@ -11,7 +11,70 @@ export interface Queryable {
 export interface Database extends Queryable {
   readonly pool: pg.Pool;
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` on one connection of its own (a cursor, an advisory lock). The
+   * connection is watched while it is out, so a lost connection rejects the work
+   * instead of crashing the process, and a connection that failed is closed, not reused.
+   */
+  withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** withClient for code that cannot be one callback (a generator): call `release` exactly once. */
+  checkOut(): Promise<CheckedOutClient>;
   close(): Promise<void>;
+}
+
+// Failures that mean "the database cannot be reached right now" (restart, failover,
+// terminated connection, too many connections), as opposed to a failing statement.
+const UNAVAILABLE_NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+]);
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '58030']);
+const UNAVAILABLE_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'connection timeout',
+];
+
+/** True when an error says the database is unreachable (answer 503 and retry), not that a statement failed. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const e = error as Error & { code?: unknown; cause?: unknown };
+  if (typeof e.code === 'string' && (UNAVAILABLE_NETWORK_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.has(e.code) || e.code.startsWith('08'))) return true;
+  if (UNAVAILABLE_MESSAGES.some((m) => e.message.includes(m))) return true;
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable);
+  return e.cause !== undefined && e.cause !== error && isDatabaseUnavailable(e.cause);
+}
+
+export interface CheckedOutClient {
+  client: pg.PoolClient;
+  /** Returns the connection to the pool, or closes it when it was lost or `discard` is true. */
+  release(discard?: boolean): void;
+}
+
+/** Checks a client out of the pool with an 'error' listener attached while it is out (pg-pool removes its own). */
+async function checkOut(pool: pg.Pool): Promise<CheckedOutClient> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error) => {
+    lost = error;
+  };
+  client.on('error', onError);
+  return {
+    client,
+    release(discard = false) {
+      client.off('error', onError);
+      client.release(lost ?? (discard ? new Error('connection discarded') : undefined));
+    },
+  };
 }
 
 export function createDatabase(connectionString: string, options: { max?: number; applicationName?: string } = {}): Database {
@@ -28,19 +91,34 @@ export function createDatabase(connectionString: string, options: { max?: number
     pool,
     query: (text, values) => pool.query(text, values),
     async transaction(work) {
-      const client = await pool.connect();
+      const { client, release } = await checkOut(pool);
+      let failure: unknown;
       try {
         await client.query('BEGIN');
         const result = await work(client);
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
+        failure = error;
+        if (!isDatabaseUnavailable(error)) await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
-        client.release();
+        release(isDatabaseUnavailable(failure));
       }
     },
+    async withClient(work) {
+      const { client, release } = await checkOut(pool);
+      let failure: unknown;
+      try {
+        return await work(client);
+      } catch (error) {
+        failure = error;
+        throw error;
+      } finally {
+        release(isDatabaseUnavailable(failure));
+      }
+    },
+    checkOut: () => checkOut(pool),
     close: () => pool.end(),
   };
 }

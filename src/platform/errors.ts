@@ -41,6 +41,11 @@ export const ERROR_CODES = {
   },
   rate_limited: { status: 429, title: 'Too many requests', description: 'The client exceeded its request rate; see Retry-After.' },
   unexpected_error: { status: 500, title: 'Unexpected error', description: 'Something failed on our side; quote the support id to the operator.' },
+  service_unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    description: 'The service cannot answer this request right now (its database is restarting, or it is still starting); retry after Retry-After seconds.',
+  },
   payment_processor_unavailable: {
     status: 503,
     title: 'Payment processor unavailable',
@@ -82,6 +87,10 @@ export class AppError extends Error {
 }
 
 export const notFound = (what: string) => new AppError('not_found', `${what} not found.`);
+
+/** 503 with Retry-After: the request may be repeated as it is (with the same Idempotency-Key for a write). */
+export const serviceUnavailable = (detail = 'The service is temporarily unavailable; retry shortly.', retryAfterSeconds = 2) =>
+  new AppError('service_unavailable', detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 
 export const validationError = (field: string, message: string) => new AppError('validation_error', `${field}: ${message}`, { errors: [{ field, message }] });
 

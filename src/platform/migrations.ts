@@ -20,39 +20,39 @@ export async function listMigrationFiles(): Promise<string[]> {
 }
 
 export async function migrate(db: Database): Promise<MigrationResult> {
-  const client = await db.pool.connect();
-  try {
-    await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
-    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+  return db.withClient(async (client) => {
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       name text PRIMARY KEY,
       checksum text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const { rows } = await client.query<{ name: string; checksum: string }>('SELECT name, checksum FROM schema_migrations');
-    const done = new Map(rows.map((r) => [r.name, r.checksum]));
-    const applied: string[] = [];
-    for (const file of await listMigrationFiles()) {
-      const sql = await readFile(new URL(file, MIGRATIONS_DIR), 'utf8');
-      const checksum = createHash('sha256').update(sql).digest('hex');
-      const known = done.get(file);
-      if (known !== undefined) {
-        if (known !== checksum) throw new Error(`migration ${file} was changed after it was applied`);
-        continue;
+      const { rows } = await client.query<{ name: string; checksum: string }>('SELECT name, checksum FROM schema_migrations');
+      const done = new Map(rows.map((r) => [r.name, r.checksum]));
+      const applied: string[] = [];
+      for (const file of await listMigrationFiles()) {
+        const sql = await readFile(new URL(file, MIGRATIONS_DIR), 'utf8');
+        const checksum = createHash('sha256').update(sql).digest('hex');
+        const known = done.get(file);
+        if (known !== undefined) {
+          if (known !== checksum) throw new Error(`migration ${file} was changed after it was applied`);
+          continue;
+        }
+        await client.query('BEGIN');
+        try {
+          await client.query(sql);
+          await client.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [file, checksum]);
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK');
+          throw new Error(`migration ${file} failed: ${(error as Error).message}`);
+        }
+        applied.push(file);
       }
-      await client.query('BEGIN');
-      try {
-        await client.query(sql);
-        await client.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [file, checksum]);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK');
-        throw new Error(`migration ${file} failed: ${(error as Error).message}`);
-      }
-      applied.push(file);
+      return { applied, alreadyApplied: done.size };
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
     }
-    return { applied, alreadyApplied: done.size };
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
-    client.release();
-  }
+  });
 }

@@ -118,7 +118,12 @@ export function createClientsService(deps: ClientsServiceDeps) {
       },
     );
     cache.set(key, { at: hit?.at ?? 0, failure: hit?.failure, refreshing });
-    return hit && now - hit.at < staleLimit ? hit.failure : refreshing;
+    if (hit && now - hit.at < staleLimit) {
+      // The previous answer serves this request; a failed refresh (database away) is tried again by the next one.
+      refreshing.catch(() => {});
+      return hit.failure;
+    }
+    return refreshing;
   }
 
   // A token's signature is verified once; its verified claims are then reused

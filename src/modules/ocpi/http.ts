@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, HEADER, OCPI_STATUS, OcpiError, tokenCandidates } from '../../ocpi/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { isDatabaseUnavailable } from '../../platform/db.ts';
 import type { Connection } from './repository.ts';
 
 declare module 'fastify' {
@@ -82,6 +83,12 @@ export function installOcpiEdge(app: FastifyInstance, deps: { auth: OcpiAuth; cl
       request.log.info({ ocpi_status: OCPI_STATUS.invalidParameters, peer_request_id: request.id, reason: message }, 'OCPI request refused');
       const status = error.statusCode === 413 || error.statusCode === 415 ? error.statusCode : 400;
       return sendOcpi(reply, deps.clock, status, undefined, OCPI_STATUS.invalidParameters, message);
+    }
+    if (isDatabaseUnavailable(error)) {
+      // The peer retries (OCPI: a 5xx is temporary); nothing was stored.
+      request.log.warn({ peer_request_id: request.id, reason: error.message }, 'OCPI request answered 503: the database is unavailable');
+      void reply.header('Retry-After', '2');
+      return sendOcpi(reply, deps.clock, 503, undefined, OCPI_STATUS.serverError, 'Temporarily unavailable; retry shortly');
     }
     request.log.error({ err: error, peer_request_id: request.id }, 'OCPI request failed');
     return sendOcpi(reply, deps.clock, 500, undefined, OCPI_STATUS.serverError, 'Internal error; quote the X-Request-ID to the operator');

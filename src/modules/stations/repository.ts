@@ -326,7 +326,7 @@ type EvseRowOfLocation = CatalogueEvseRow & { country_code: string; party_id: st
  * answered each with a scan of the whole EVSE table, most of a reload at 3M EVSEs.)
  */
 export async function* streamCatalogue(db: Database, batchSize = 20_000): AsyncGenerator<CatalogueBatch> {
-  const client = await db.pool.connect();
+  const { client, release } = await db.checkOut();
   /** A fetch started ahead of its use: its failure surfaces where it is awaited, never as an unhandled rejection. */
   const ahead = <T>(promise: Promise<T>): Promise<T> => {
     promise.catch(() => {});
@@ -392,7 +392,7 @@ export async function* streamCatalogue(db: Database, batchSize = 20_000): AsyncG
     await Promise.allSettled([nextLocations, nextEvses]);
     if (open && !failed) await client.query('ROLLBACK').catch(() => {});
     // A connection whose statement failed may be in any state: it is closed, not reused.
-    client.release(failed);
+    release(failed);
   }
 }
 

@@ -8,7 +8,8 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import type { Config } from '../config.ts';
-import { AppError, type FieldError, renderProblem } from '../errors.ts';
+import { isDatabaseUnavailable } from '../db.ts';
+import { AppError, type FieldError, renderProblem, serviceUnavailable } from '../errors.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsImport as unknown as { default?: typeof addFormatsImport }).default ?? addFormatsImport) as unknown as (ajv: Ajv) => Ajv;
@@ -82,6 +83,8 @@ export function validationProblem(errors: ErrorObject[], context: string): AppEr
 
 function toAppError(error: FastifyError): AppError | undefined {
   if (error instanceof AppError) return error;
+  // The database restarting, failing over or dropping a connection: the request may be repeated as it is.
+  if (isDatabaseUnavailable(error)) return serviceUnavailable();
   if (error.validation) return validationProblem(error.validation as ErrorObject[], error.validationContext ?? 'body');
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -216,6 +219,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     const known = toAppError(error);
     if (!known) {
       request.log.error({ err: error }, 'unhandled error');
+    } else if (known.code === 'service_unavailable') {
+      request.log.warn({ reason: (error as Error).message }, 'answered 503: the database is unavailable');
     } else if (known.status >= 500) {
       request.log.error({ err: error, code: known.code }, 'server error');
     }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { isDatabaseUnavailable } from '../../platform/db.ts';
 import { SandboxError } from './errors.ts';
 import type { StripeSandbox } from './index.ts';
 import { clientView } from './objects.ts';
@@ -65,6 +66,8 @@ function stripeErrorOf(error: FastifyError | SandboxError): { status: number; bo
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return { status: error.statusCode, body: { error: { type: 'invalid_request_error', message: 'The request is invalid.' } } };
   }
+  if (isDatabaseUnavailable(error))
+    return { status: 503, body: { error: { type: 'api_error', message: 'The sandbox is temporarily unavailable; retry shortly.' } } };
   return { status: 500, body: { error: { type: 'api_error', message: 'An unknown error occurred.' } } };
 }
 
