@@ -27,6 +27,7 @@ import { createIdempotency } from './platform/http/idempotency.ts';
 import { ProblemSchema } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 import type { JobHandler } from './platform/jobs.ts';
+import { CATALOGUE_PART, type Readiness } from './platform/readiness.ts';
 
 export interface AppDeps {
   config: Config;
@@ -45,6 +46,8 @@ export interface AppDeps {
   ocpi?: Ocpi;
   /** The catalogue's OCPI objects (locations, tariffs), for charging; made here when absent. */
   ingestion?: Ingestion;
+  /** What start-up still waits for (main.ts); absent: everything is ready once the database answers. */
+  readiness?: Readiness;
   serverFactory?: HttpAppOptions['serverFactory'];
   logger?: HttpAppOptions['logger'];
   loggerInstance?: HttpAppOptions['loggerInstance'];
@@ -168,21 +171,36 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
     status: 'ok' as const,
   }));
 
+  const ReadyzAnswer = Type.Object({
+    status: Type.Union([Type.Literal('ready'), Type.Literal('starting'), Type.Literal('unavailable')]),
+    waiting_for: Type.Optional(Type.Array(Type.String(), { description: 'Parts of the start-up not done yet.' })),
+  });
   app.get(
     '/readyz',
     {
       schema: {
-        summary: 'Readiness: the database answers',
+        summary: 'Readiness: migrations applied, the database answers and the station catalogue is loaded',
+        description:
+          'Route traffic to this instance only while this answers 200. 503 `starting` lists what start-up still waits for; 503 `unavailable`: the database does not answer.',
         tags: ['Health'],
-        response: { 200: Type.Object({ status: Type.Literal('ready') }), 503: Type.Object({ status: Type.Literal('unavailable') }) },
+        response: { 200: ReadyzAnswer, 503: ReadyzAnswer },
       },
     },
     async (_request, reply) => {
+      const waiting = deps.readiness?.pending() ?? [];
+      if (waiting.length > 0)
+        return reply
+          .code(503)
+          .header('Retry-After', '5')
+          .send({ status: 'starting' as const, waiting_for: waiting });
       try {
         await db.query('SELECT 1');
         return { status: 'ready' as const };
       } catch {
-        return reply.code(503).send({ status: 'unavailable' as const });
+        return reply
+          .code(503)
+          .header('Retry-After', '2')
+          .send({ status: 'unavailable' as const });
       }
     },
   );
@@ -216,7 +234,14 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
     async (api) => {
       requireBearerToken(api as HttpApp, deps.authenticate);
       await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
-      await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
+      const readiness = deps.readiness;
+      await api.register(
+        stationsRoutes({
+          catalogue: deps.catalogue,
+          publicBaseUrl: config.publicBaseUrl,
+          ...(readiness ? { catalogueReady: () => readiness.isReady(CATALOGUE_PART) } : {}),
+        }),
+      );
       if (payments) await api.register(paymentsRoutes({ payments, idempotency, publicBaseUrl: config.publicBaseUrl }));
       if (modules.charging && modules.invoicing) {
         await api.register(chargingRoutes({ charging: modules.charging, invoicing: modules.invoicing, idempotency, publicBaseUrl: config.publicBaseUrl }));

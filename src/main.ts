@@ -2,13 +2,12 @@
 // by default), migrations, keys, certificate, demo client, HTTPS listener, and a
 // clean shutdown on SIGINT/SIGTERM.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pino } from 'pino';
 import { buildApp } from './app.ts';
 import { createClientsService } from './modules/clients/service.ts';
-import { createOcpi, type Ocpi } from './modules/ocpi/service.ts';
+import { createOcpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
 import { purgeHandledWebhookEvents, sweepPendingHolds } from './modules/payments/service.ts';
 import { createStripeProcessor, STRIPE_API_VERSION } from './modules/payments/stripe-processor.ts';
@@ -23,10 +22,12 @@ import { createDatabase, listen } from './platform/db.ts';
 import { startEmbeddedPostgres } from './platform/embedded-postgres.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
 import { loggerOptions } from './platform/http/server.ts';
-import { createDualProtocolServer, ensureCertificate } from './platform/http/tls.ts';
-import { createJobRunner, type JobRunner, purgeFinished } from './platform/jobs.ts';
+import { createDualProtocolServer, createPlainServer, ensureCertificate } from './platform/http/tls.ts';
+import { createJobRunner, purgeFinished } from './platform/jobs.ts';
+import { createStopList } from './platform/lifecycle.ts';
 import { migrate } from './platform/migrations.ts';
-import { type CpoSandbox, createCpoSandbox } from './sandbox/cpo/index.ts';
+import { CATALOGUE_PART, createReadiness } from './platform/readiness.ts';
+import { createCpoSandbox } from './sandbox/cpo/index.ts';
 import { sandboxBrowserRoutes } from './sandbox/stripe/browser.ts';
 import { createStripeSandbox, type StripeSandbox } from './sandbox/stripe/index.ts';
 
@@ -52,28 +53,67 @@ async function readDemoToken(file: string): Promise<string | undefined> {
   }
 }
 
+/** A listener that cannot bind says which setting names its port. */
+async function listening<T>(what: string, variable: string, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException & { address?: string; port?: number };
+    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
+      const where = e.address !== undefined ? ` ${e.address}:${e.port}` : '';
+      const why = e.code === 'EADDRINUSE' ? 'the address is already in use' : e.code === 'EACCES' ? 'permission denied' : 'no such local address';
+      throw new Error(`${what} cannot listen on${where} (${variable}): ${why}`);
+    }
+    throw error;
+  }
+}
+
 export async function main(): Promise<void> {
   const config = configOrExit();
   const log = pino(loggerOptions(config.logLevel));
   const clock = systemClock;
-  await mkdir(config.dataDir, { recursive: true });
+  // A promise rejected with nobody waiting for it is a bug to fix, not a reason to stop serving every client.
+  process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled promise rejection (the service keeps running)'));
 
-  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'service', log: (msg) => log.info(msg) });
-  const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 20 });
-  const cleanup = async () => {
-    await db.close().catch(() => {});
-    await embedded?.stop().catch((error: Error) => log.error({ err: error }, 'stopping PostgreSQL failed'));
+  // Everything started is registered here, so a shutdown or a failed start-up stops exactly that, last first.
+  const stops = createStopList({ stepTimeoutMs: Math.max(config.shutdownGraceMs, 5_000) + 5_000 });
+  const reportStop = (name: string, error: Error) => log.error({ reason: error.message }, `stopping the ${name} failed`);
+  const readiness = createReadiness();
+  const catalogueLoaded = readiness.waitFor(CATALOGUE_PART);
+  const EMBEDDED_POSTGRES = 'embedded PostgreSQL';
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      // Out at once, but not leaving the embedded PostgreSQL running behind us.
+      log.warn('second signal: stopping the embedded PostgreSQL and exiting at once');
+      await stops.stopOne(EMBEDDED_POSTGRES, reportStop);
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    await stops.stopAll(reportStop);
+    log.info('stopped');
+    process.exit(0);
   };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  let app: Awaited<ReturnType<typeof buildApp>>;
-  let stopListening: (() => Promise<void>) | undefined;
-  let sandbox: StripeSandbox | undefined;
-  let processor: PaymentProcessor | undefined;
-  let ocpi: Ocpi | undefined;
-  let cpoSandbox: CpoSandbox | undefined;
-  let jobs: JobRunner | undefined;
-  const timers: NodeJS.Timeout[] = [];
   try {
+    await mkdir(config.dataDir, { recursive: true });
+    const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'service', log: (msg) => log.info(msg) });
+    if (embedded) {
+      stops.add(EMBEDDED_POSTGRES, () => embedded.stop());
+      // Supervised: if it exits, it is started again on the same port and the pool reconnects to it.
+      embedded.supervise({
+        exited: () => log.warn('the embedded PostgreSQL exited; restarting it (requests needing the database answer 503 meanwhile)'),
+        restarted: (attempt) => log.info({ attempt }, 'the embedded PostgreSQL is running again'),
+        restartFailed: (error, retryInMs) => log.warn({ reason: error.message, retry_in_ms: retryInMs }, 'restarting the embedded PostgreSQL failed'),
+      });
+    }
+    const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 20 });
+    stops.add('database pool', () => db.close());
+
     const migrations = await migrate(db);
     if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
 
@@ -108,7 +148,7 @@ export async function main(): Promise<void> {
       if (loaded.vacuumError) log.warn({ error: loaded.vacuumError }, 'vacuuming the station tables after the load failed (the load stands)');
     }
     const ocpiLog = log.child({ component: 'ocpi' });
-    ocpi = createOcpi({
+    const ocpi = createOcpi({
       db,
       clock,
       config: config.ocpi,
@@ -117,21 +157,25 @@ export async function main(): Promise<void> {
       log: (level, message, fields) => ocpiLog[level](fields ?? {}, message),
     });
     const catalogue = createCatalogue({ db, clock, pricing: config.pricing, log: (message, fields) => log.info(fields ?? {}, message) });
-    await catalogue.reload();
-    // Every process follows catalogue changes made by any other (OCPI pushes, imports from the CLI).
+    // Every process follows catalogue changes made by any other (OCPI pushes, imports from the CLI). A reload
+    // (after a reconnect, say) keeps serving the previous snapshot until the new one is built.
     const listener = listen(
       db,
       CATALOGUE_CHANNEL,
       (payload) => {
-        catalogue.onChange(payload).catch((error: Error) => log.error({ err: error }, 'updating the station catalogue failed'));
+        catalogue
+          .onChange(payload)
+          .catch((error: Error) => log.warn({ reason: error.message }, 'updating the station catalogue failed; the previous one is served'));
       },
-      (error) => log.warn({ err: error }, 'catalogue change listener lost its connection; reconnecting'),
+      (error) => log.warn({ reason: error.message }, 'catalogue change listener lost its connection; reconnecting'),
     );
-    stopListening = listener.stop;
+    stops.add('catalogue change listener', () => listener.stop());
 
     // Payments: Stripe when its keys are configured, else the built-in Stripe sandbox (in production only with
     // PAYMENTS_SANDBOX=true: requirePaymentProcessor refused to start otherwise); the same adapter either way.
     const stripe = config.stripe;
+    let processor: PaymentProcessor;
+    let sandbox: StripeSandbox | undefined;
     if (!stripe.sandbox && stripe.secretKey && stripe.publishableKey && stripe.webhookSecret) {
       processor = createStripeProcessor({
         secretKey: stripe.secretKey,
@@ -141,38 +185,51 @@ export async function main(): Promise<void> {
       });
     } else {
       const sandboxLog = log.child({ component: 'stripe-sandbox' });
-      sandbox = await createStripeSandbox({
+      const stripeSandbox = await createStripeSandbox({
         db,
         clock,
         apiVersion: STRIPE_API_VERSION,
         browserBaseUrl: config.publicBaseUrl,
         log: (level, message, fields) => sandboxLog[level](fields ?? {}, message),
       });
-      const apiBase = await sandbox.listen({ port: stripe.sandboxPort });
-      processor = createStripeProcessor({ ...sandbox.keys, apiBase, sandbox: true });
+      sandbox = stripeSandbox;
+      stops.add('Stripe sandbox', () => stripeSandbox.close());
+      const apiBase = await listening('the built-in Stripe sandbox', 'STRIPE_SANDBOX_PORT', () => stripeSandbox.listen({ port: stripe.sandboxPort }));
+      processor = createStripeProcessor({ ...stripeSandbox.keys, apiBase, sandbox: true });
       log.info({ url: apiBase }, 'payments: no STRIPE_SECRET_KEY, so the built-in Stripe sandbox is the processor');
       if (config.mode === 'production') log.warn('NODE_ENV=production with PAYMENTS_SANDBOX=true: payments go to the built-in sandbox and move no money');
     }
 
-    app = await buildApp({
+    const server = await buildApp({
       config,
       db,
       clock,
       authenticate: clients.authenticate,
       catalogue,
       ocpi,
+      readiness,
       payments: { processor, ...(sandbox ? { processorRoutes: sandboxBrowserRoutes(sandbox) } : {}) },
       loggerInstance: log,
-      serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler) : createHttpServer(handler)),
+      serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler, config.connections) : createPlainServer(config.connections, handler)),
     });
-    await app.listen({
-      host: config.host,
-      port: config.port,
-      listenTextResolver: (address) => `listening on ${tls ? address.replace(/^http:/, 'https:') : address}`,
+    stops.add('HTTP server', async () => {
+      // Idle connections end at once (Fastify closes them); in-flight requests get SHUTDOWN_GRACE_MS.
+      const force = setTimeout(() => server.server.closeAllConnections(), config.shutdownGraceMs);
+      force.unref();
+      await server.close();
+      clearTimeout(force);
     });
+    // Listening before the catalogue is loaded: liveness and the API answer, /readyz and station routes say 503 until it is.
+    await listening('the service', 'PORT', () =>
+      server.listen({
+        host: config.host,
+        port: config.port,
+        listenTextResolver: (address) => `listening on ${tls ? address.replace(/^http:/, 'https:') : address}`,
+      }),
+    );
     if (sandbox) {
       // The sandbox delivers its webhooks to this very listener, over loopback, pinned to our own certificate.
-      const { port } = app.server.address() as AddressInfo;
+      const { port } = server.server.address() as AddressInfo;
       const loopback = ['0.0.0.0', '::', '127.0.0.1', 'localhost'].includes(config.host)
         ? '127.0.0.1'
         : config.host.includes(':')
@@ -186,30 +243,35 @@ export async function main(): Promise<void> {
       sandbox.startBackgroundWork();
     }
 
+    await catalogue.reload();
+    if (!config.ocpi.cpoSandbox.enabled) catalogueLoaded();
+
     ocpi.startBackgroundWork();
+    stops.add('OCPI background work', () => ocpi.stop());
 
     // Durable background work (billing, hold releases, start deadlines), shared by every process on this database.
-    if (config.charging.jobsEnabled && Object.keys(app.modules.jobHandlers).length > 0) {
+    if (config.charging.jobsEnabled && Object.keys(server.modules.jobHandlers).length > 0) {
       const jobLog = log.child({ component: 'jobs' });
-      jobs = createJobRunner({
+      const jobs = createJobRunner({
         db,
         clock,
-        handlers: app.modules.jobHandlers,
+        handlers: server.modules.jobHandlers,
         leaseMs: config.charging.jobLeaseMs,
         log: (level, message, fields) => jobLog[level](fields ?? {}, message),
       });
       jobs.start();
-      const modules = app.modules;
+      stops.add('job runner', () => jobs.stop());
+      const modules = server.modules;
       const repairs = setInterval(() => {
         modules
           .reconcile()
           .then((repaired) => {
             if (Object.values(repaired).some((n) => n > 0)) log.info(repaired, 'charging reconciliation repaired sessions');
           })
-          .catch((error: Error) => log.warn({ err: error }, 'charging reconciliation failed; retried at the next interval'));
+          .catch((error: Error) => log.warn({ reason: error.message }, 'charging reconciliation failed; retried at the next interval'));
       }, config.charging.reconcileIntervalMs);
       repairs.unref();
-      timers.push(repairs);
+      stops.add('charging reconciliation', () => clearInterval(repairs));
     }
 
     if (config.ocpi.cpoSandbox.enabled) {
@@ -217,7 +279,7 @@ export async function main(): Promise<void> {
       // (the same path as `cpo connect`), so the default catalogue arrives over OCPI.
       const sandboxConfig = config.ocpi.cpoSandbox;
       const cpoLog = log.child({ component: 'cpo-sandbox' });
-      cpoSandbox = await createCpoSandbox({
+      const cpoSandbox = await createCpoSandbox({
         db,
         clock,
         locations: config.stationsDefaultLocations,
@@ -226,7 +288,8 @@ export async function main(): Promise<void> {
         statusChangesPerSecond: sandboxConfig.statusChangesPerSecond,
         log: (level, message, fields) => cpoLog[level](fields ?? {}, message),
       });
-      const versionsUrl = await cpoSandbox.listen({ port: sandboxConfig.port });
+      stops.add('sandbox CPO network', () => cpoSandbox.close());
+      const versionsUrl = await listening('the sandbox CPO network', 'CPO_SANDBOX_PORT', () => cpoSandbox.listen({ port: sandboxConfig.port }));
       const connected = (await ocpi.connections.list()).find((c) => c.status === 'connected' && c.versions_url === versionsUrl);
       if (!connected) {
         const started = performance.now();
@@ -238,14 +301,36 @@ export async function main(): Promise<void> {
           { connection: connection.name, ...pulled, ms: Math.round(performance.now() - started) },
           'sandbox CPO network connected; its catalogue pulled over OCPI',
         );
+        // The pull announced its changes; this waits for the snapshot that has them.
+        await catalogue.reload();
       }
+      catalogueLoaded();
       cpoSandbox.startBackgroundWork();
     }
+
+    const idempotency = createIdempotency({ db, clock });
+    const housekeeping = setInterval(() => {
+      idempotency.purgeExpired().catch((error: Error) => log.warn({ reason: error.message }, 'purging expired idempotency keys failed'));
+      purgeHandledWebhookEvents(db, clock).catch((error: Error) => log.warn({ reason: error.message }, 'purging handled webhook events failed'));
+      purgeFinished(db, new Date(clock.now().getTime() - 7 * 86_400_000)).catch((error: Error) =>
+        log.warn({ reason: error.message }, 'purging finished jobs failed'),
+      );
+      sandbox?.purgeExpired().catch((error: Error) => log.warn({ reason: error.message }, 'purging the Stripe sandbox’s expired records failed'));
+      // Holds a crash left pending are resumed (same idempotency key) or looked up at the processor.
+      sweepPendingHolds({ db, clock, processor, log })
+        .then((swept) => {
+          if (swept.examined > 0) log.info(swept, 'pending payment holds swept');
+        })
+        .catch((error: Error) => log.warn({ reason: error.message }, 'sweeping pending payment holds failed'));
+    }, 60 * 60_000);
+    housekeeping.unref();
+    stops.add('housekeeping', () => clearInterval(housekeeping));
 
     const scheme = config.trustProxy ? 'http' : 'https';
     const shownHost = config.host.includes(':') ? `[${config.host}]` : config.host;
     const shown = (file: string) => (path.relative(process.cwd(), file).startsWith('..') ? file : path.relative(process.cwd(), file));
     const address = `${scheme}://${['127.0.0.1', '0.0.0.0', '::1', '::'].includes(config.host) ? 'localhost' : shownHost}:${config.port}`;
+    log.info({ url: config.publicBaseUrl }, 'ready');
     if (config.demoClient && (await readDemoToken(demoTokenFile))) {
       const cacert = tls && config.tls.generated ? `--cacert ${shown(config.tls.certFile)} ` : '';
       process.stdout.write(
@@ -255,55 +340,14 @@ export async function main(): Promise<void> {
       );
     }
   } catch (error) {
-    log.fatal({ err: error }, 'start-up failed');
-    await cpoSandbox?.close().catch(() => {});
-    await sandbox?.close().catch(() => {});
-    await cleanup();
+    if (stopping) return; // a signal during start-up: the shutdown stops what was started
+    stopping = true;
+    // One clear line (the cause's message); the stack only at debug, for whoever hunts a bug.
+    log.fatal({ reason: (error as Error).message }, `start-up failed: ${(error as Error).message}`);
+    log.debug({ err: error }, 'start-up failure');
+    await stops.stopAll(reportStop);
     process.exit(1);
   }
-
-  const idempotency = createIdempotency({ db, clock });
-  const housekeeping = setInterval(() => {
-    idempotency.purgeExpired().catch((error: Error) => log.warn({ err: error }, 'purging expired idempotency keys failed'));
-    purgeHandledWebhookEvents(db, clock).catch((error: Error) => log.warn({ err: error }, 'purging handled webhook events failed'));
-    purgeFinished(db, new Date(clock.now().getTime() - 7 * 86_400_000)).catch((error: Error) => log.warn({ err: error }, 'purging finished jobs failed'));
-    sandbox?.purgeExpired().catch((error: Error) => log.warn({ err: error }, 'purging the Stripe sandbox’s expired records failed'));
-    if (processor) {
-      // Holds a crash left pending are resumed (same idempotency key) or looked up at the processor.
-      sweepPendingHolds({ db, clock, processor, log })
-        .then((swept) => {
-          if (swept.examined > 0) log.info(swept, 'pending payment holds swept');
-        })
-        .catch((error: Error) => log.warn({ err: error }, 'sweeping pending payment holds failed'));
-    }
-  }, 60 * 60_000);
-  housekeeping.unref();
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) {
-      log.warn('second signal: exiting at once');
-      process.exit(1);
-    }
-    stopping = true;
-    log.info({ signal }, 'shutting down: finishing in-flight requests');
-    clearInterval(housekeeping);
-    for (const timer of timers) clearInterval(timer);
-    await jobs?.stop().catch((error: Error) => log.error({ err: error }, 'stopping the job runner failed'));
-    await cpoSandbox?.close().catch((error: Error) => log.error({ err: error }, 'stopping the sandbox CPO network failed'));
-    await ocpi?.stop().catch(() => {});
-    const force = setTimeout(() => app.server.closeAllConnections(), config.shutdownGraceMs);
-    force.unref();
-    await app.close().catch((error: Error) => log.error({ err: error }, 'closing the HTTP server failed'));
-    clearTimeout(force);
-    await stopListening?.();
-    await sandbox?.close().catch((error: Error) => log.error({ err: error }, 'stopping the Stripe sandbox failed'));
-    await cleanup();
-    log.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 await main();

@@ -54,6 +54,8 @@ export interface Config {
   demoClient: boolean;
   /** Longest time in-flight requests get to finish on shutdown. */
   shutdownGraceMs: number;
+  /** Limits of each client connection (a silent or trickling connection is closed). */
+  connections: { firstByteMs: number; headersMs: number; requestMs: number; keepAliveMs: number };
   /** How long a token/client check is cached; revocation takes effect within this time. */
   authCacheTtlMs: number;
   /** On a first start with an empty catalogue, generate this many locations (0: none). */
@@ -150,6 +152,18 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const n = Number(value);
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
   return n;
+}
+
+function connectionsConfig(env: Env): Config['connections'] {
+  const headersMs = integer(env, 'HEADERS_TIMEOUT_MS', 30_000, 1_000, 600_000);
+  const requestMs = integer(env, 'REQUEST_TIMEOUT_MS', 300_000, 1_000, 3_600_000);
+  if (requestMs < headersMs) throw new ConfigError('REQUEST_TIMEOUT_MS', `must be at least HEADERS_TIMEOUT_MS (${headersMs})`);
+  return {
+    firstByteMs: integer(env, 'FIRST_BYTE_TIMEOUT_MS', 10_000, 100, 600_000),
+    headersMs,
+    requestMs,
+    keepAliveMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 600_000),
+  };
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -342,6 +356,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     locales,
     demoClient: boolean(env, 'DEMO_CLIENT', true),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    connections: connectionsConfig(env),
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2_000, 0, 5_000),
     stationsDefaultLocations: integer(env, 'STATIONS_DEFAULT_LOCATIONS', 20_000, 0, 3_000_000),
     stationsSeed: integer(env, 'STATIONS_SEED', 1, 0, 2 ** 31 - 1),

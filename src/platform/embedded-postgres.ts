@@ -26,7 +26,19 @@ export interface EmbeddedPostgres {
   readonly url: string;
   /** True when this process started the server and will stop it. */
   readonly owned: boolean;
+  /**
+   * Watches the server this process owns: when it exits (crash, kill, an
+   * operator's pg_ctl stop) it is started again on the same port, with backoff,
+   * so the pool reconnects to the same URL. Ends with stop().
+   */
+  supervise(events: SupervisionEvents): void;
   stop(): Promise<void>;
+}
+
+export interface SupervisionEvents {
+  exited(): void;
+  restarted(attempt: number): void;
+  restartFailed(error: Error, retryInMs: number): void;
 }
 
 interface Binaries {
@@ -176,6 +188,35 @@ async function initialise(bin: Binaries, pgDir: string, password: string, runAs:
   await rm(scratch, { recursive: true, force: true });
 }
 
+function startServer(bin: Binaries, pgDir: string, port: number, runAs: RunAs): Promise<{ code: number; output: string }> {
+  return spawnAs(
+    bin.pg_ctl,
+    [
+      'start',
+      '-D',
+      pgDir,
+      '-w',
+      '-t',
+      '60',
+      '-l',
+      path.join(pgDir, 'server.log'),
+      '-o',
+      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+    ],
+    runAs,
+  );
+}
+
+/** The postmaster's pid from postmaster.pid, if that process is alive. */
+async function livePostmaster(pgDir: string): Promise<number | undefined> {
+  try {
+    const pid = Number((await readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function startEmbeddedPostgres(options: { dataDir: string; role: PostgresOwnerRole; log: (msg: string) => void }): Promise<EmbeddedPostgres> {
   const { dataDir, role, log } = options;
   await mkdir(dataDir, { recursive: true });
@@ -213,22 +254,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; role: Po
       break;
     }
     const candidate = await freePort();
-    const started = await spawnAs(
-      bin.pg_ctl,
-      [
-        'start',
-        '-D',
-        pgDir,
-        '-w',
-        '-t',
-        '60',
-        '-l',
-        path.join(pgDir, 'server.log'),
-        '-o',
-        `-p ${candidate} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
-      ],
-      runAs,
-    );
+    const started = await startServer(bin, pgDir, candidate, runAs);
     if (started.code === 0) {
       await writeFile(ownerFile, JSON.stringify({ pid: process.pid, role }));
       owned = true;
@@ -254,10 +280,55 @@ export async function startEmbeddedPostgres(options: { dataDir: string; role: Po
     await admin.end();
   }
 
+  const serverPort = port;
+  let supervisor: NodeJS.Timeout | undefined;
+  let stopping = false;
   return {
     url: `${baseUrl}/${DATABASE_NAME}`,
     owned,
+    supervise(events) {
+      if (!owned || supervisor) return;
+      let down = false;
+      let attempt = 0;
+      let nextTry = 0;
+      const check = async () => {
+        if (stopping) return;
+        if ((await livePostmaster(pgDir)) !== undefined) {
+          down = false;
+          attempt = 0;
+          return;
+        }
+        if (!down) {
+          down = true;
+          events.exited();
+        }
+        if (Date.now() < nextTry || stopping) return;
+        attempt++;
+        const started = await startServer(bin, pgDir, serverPort, runAs).catch((error: Error) => ({ code: 1, output: error.message }));
+        if (stopping) return;
+        if (started.code === 0) {
+          down = false;
+          events.restarted(attempt);
+          attempt = 0;
+        } else {
+          const retryInMs = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6));
+          nextTry = Date.now() + retryInMs;
+          events.restartFailed(new Error(started.output.trim().split('\n').slice(-2).join(' ') || 'pg_ctl start failed'), retryInMs);
+        }
+      };
+      let running = false;
+      supervisor = setInterval(() => {
+        if (running) return;
+        running = true;
+        void check().finally(() => {
+          running = false;
+        });
+      }, 500);
+      supervisor.unref();
+    },
     async stop() {
+      stopping = true;
+      clearInterval(supervisor);
       if (!owned) return;
       owned = false;
       const stopped = await spawnAs(bin.pg_ctl, ['stop', '-D', pgDir, '-m', 'fast', '-w', '-t', '60'], runAs);

@@ -1,0 +1,44 @@
+// What a process started, in order, so that a shutdown or a failed start-up
+// stops exactly that, last started first, each step bounded in time: a step
+// that hangs (a pool waiting for a connection that never comes back) must not
+// keep a half-started process alive.
+
+export interface StopList {
+  /** Registers how to stop something just started (or about to be: stopping what never started must be harmless). */
+  add(name: string, stop: () => Promise<void> | void): void;
+  /** Runs every stop, last added first; failures and timeouts are reported, never thrown. */
+  stopAll(report: (name: string, error: Error) => void): Promise<void>;
+  /** Runs (and removes) only the named stop. */
+  stopOne(name: string, report: (name: string, error: Error) => void): Promise<void>;
+}
+
+export function createStopList(options: { stepTimeoutMs: number }): StopList {
+  const steps: { name: string; stop: () => Promise<void> | void }[] = [];
+  const run = async (step: { name: string; stop: () => Promise<void> | void }, report: (name: string, error: Error) => void) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`did not stop within ${options.stepTimeoutMs} ms`)), options.stepTimeoutMs);
+    });
+    try {
+      await Promise.race([Promise.resolve().then(step.stop), timeout]);
+    } catch (error) {
+      report(step.name, error as Error);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return {
+    add(name, stop) {
+      steps.push({ name, stop });
+    },
+    async stopAll(report) {
+      while (steps.length > 0) await run(steps.pop() as (typeof steps)[number], report);
+    },
+    async stopOne(name, report) {
+      const index = steps.findIndex((s) => s.name === name);
+      if (index === -1) return;
+      const [step] = steps.splice(index, 1);
+      if (step) await run(step, report);
+    },
+  };
+}

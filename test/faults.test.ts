@@ -1,0 +1,412 @@
+// Database faults against the real service process (`node src/main.ts`):
+// PostgreSQL stopped and started under traffic (an external server named by
+// DATABASE_URL, and the embedded one, which the service supervises), backend
+// connections terminated again and again, and a start-up that cannot listen.
+// The process must stay up, answer 503 service_unavailable (never another 5xx)
+// while the database is away, serve again within 2 s of its return, and lose
+// no acknowledged write; a write answered 503 is repeated with its
+// Idempotency-Key and takes effect exactly once.
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
+import { freePort } from './helpers.ts';
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '..');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** pg_ctl of the embedded-postgres package, run as the server's own user (PostgreSQL refuses root). */
+async function pgCtl(args: string[]): Promise<void> {
+  const bin = (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as { pg_ctl: string; default?: { pg_ctl: string } };
+  const pgCtlPath = bin.default?.pg_ctl ?? bin.pg_ctl;
+  const asUser =
+    process.getuid?.() === 0
+      ? { uid: Number((await run('id', ['-u', 'postgres'])).stdout.trim()), gid: Number((await run('id', ['-g', 'postgres'])).stdout.trim()) }
+      : {};
+  await new Promise<void>((resolve, reject) => {
+    execFile(pgCtlPath, args, asUser, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+async function postmasterPid(pgDir: string): Promise<number | undefined> {
+  try {
+    const pid = Number((await readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Service {
+  child: ChildProcess;
+  output: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  base: string;
+  token: string;
+}
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'charging-access-faults-'));
+  await chmod(dir, 0o755); // the embedded server's non-root user must reach it
+  return dir;
+}
+
+function spawnService(env: Record<string, string>): Omit<Service, 'base' | 'token'> {
+  // Not as a test file: the test runner's context variable would change how the child treats unhandled rejections.
+  const { NODE_TEST_CONTEXT: _, ...inherited } = process.env;
+  const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
+    cwd: root,
+    env: {
+      ...inherited,
+      NODE_ENV: 'development',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      DEMO_CLIENT: 'true',
+      CPO_SANDBOX: 'false',
+      STATIONS_DEFAULT_LOCATIONS: '0',
+      SHUTDOWN_GRACE_MS: '1000',
+      TRUST_PROXY: 'false',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, output, exited };
+}
+
+/** Starts the service and waits for /readyz 200; it serves plain HTTP to loopback (development mode). */
+async function startService(env: Record<string, string>): Promise<Service> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const started = spawnService({ PORT: String(port), PUBLIC_BASE_URL: base, ...env });
+  let gone = false;
+  void started.exited.then(() => {
+    gone = true;
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (gone) throw new Error(`the service exited during start-up:\n${started.output.join('')}`);
+    if (Date.now() > deadline) throw new Error(`the service was not ready within 60 s:\n${started.output.join('')}`);
+    const ready = await fetch(`${base}/readyz`).then(
+      (res) => res.status === 200,
+      () => false,
+    );
+    if (ready) break;
+    await sleep(100);
+  }
+  const token = (await readFile(path.join(env.DATA_DIR as string, 'demo-token'), 'utf8')).trim();
+  return { ...started, base, token };
+}
+
+async function stopService(service: Service | undefined): Promise<void> {
+  if (!service || service.child.exitCode !== null || service.child.signalCode !== null) return;
+  service.child.kill('SIGTERM');
+  const timer = setTimeout(() => service.child.kill('SIGKILL'), 15_000);
+  await service.exited;
+  clearTimeout(timer);
+}
+
+function problems(service: Service): string {
+  const lines = service.output.join('').split('\n');
+  return lines
+    .filter((line) => /"level":(50|60)/.test(line) || /Error|error:/.test(line))
+    .slice(-20)
+    .join('\n');
+}
+
+interface Traffic {
+  statuses: Map<number, number>;
+  /** Users acknowledged with 201 (id -> Idempotency-Key). */
+  created: Map<string, string>;
+  /** Keys whose write was answered 503 at least once before it was acknowledged. */
+  retried: Set<string>;
+  /** When each status was last and first seen (ms since the epoch). */
+  lastStatusAt: Map<number, number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Two writers and a reader. A writer repeats a write answered 503 (or cut
+ * off) with the same Idempotency-Key until it is acknowledged, as a client
+ * following the contract does.
+ */
+function traffic(service: Service): Traffic {
+  const statuses = new Map<number, number>();
+  const lastStatusAt = new Map<number, number>();
+  const created = new Map<string, string>();
+  const retried = new Set<string>();
+  let running = true;
+  const count = (status: number) => {
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    lastStatusAt.set(status, Date.now());
+  };
+  const headers = { authorization: `Bearer ${service.token}` };
+  const writer = async () => {
+    while (running) {
+      const key = randomUUID();
+      for (;;) {
+        const res = await fetch(`${service.base}/api/v1/users/`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': key },
+          body: JSON.stringify({ email: `${key}@example.com` }),
+          signal: AbortSignal.timeout(15_000),
+        }).catch(() => undefined);
+        if (!res) {
+          count(0);
+          retried.add(key);
+          await sleep(100);
+          continue;
+        }
+        count(res.status);
+        const body = (await res.json()) as { id?: string; error?: { type?: string } };
+        if (res.status === 201 || res.status === 200) {
+          created.set(body.id as string, key);
+          break;
+        }
+        if (res.status === 503) {
+          assert.equal(body.error?.type, 'service_unavailable');
+          assert.ok(res.headers.get('retry-after'), 'a 503 says when to retry');
+          retried.add(key);
+          await sleep(100);
+          continue;
+        }
+        throw new Error(`unexpected ${res.status}: ${JSON.stringify(body)}`);
+      }
+      await sleep(20);
+    }
+  };
+  const reader = async () => {
+    while (running) {
+      const res = await fetch(`${service.base}/api/v1/users/?page_size=1`, { headers, signal: AbortSignal.timeout(15_000) }).catch(() => undefined);
+      count(res?.status ?? 0);
+      await res?.arrayBuffer();
+      await sleep(20);
+    }
+  };
+  const workers = [writer(), writer(), reader()];
+  return {
+    statuses,
+    created,
+    retried,
+    lastStatusAt,
+    async stop() {
+      running = false;
+      await Promise.all(workers);
+    },
+  };
+}
+
+/** Every acknowledged user is there, once per Idempotency-Key. */
+async function assertNothingLost(service: Service, load: Traffic): Promise<void> {
+  const ids = new Set<string>();
+  const keys = new Set(load.created.values());
+  const perKey = new Map<string, number>();
+  let url: string | null = `${service.base}/api/v1/users/?page_size=100`;
+  while (url) {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${service.token}` } });
+    assert.equal(res.status, 200);
+    const page = (await res.json()) as { results: { id: string; email: string }[]; next: string | null };
+    for (const user of page.results) {
+      ids.add(user.id);
+      const key = user.email.split('@')[0] as string;
+      if (keys.has(key)) perKey.set(key, (perKey.get(key) ?? 0) + 1);
+    }
+    url = page.next ? page.next.replace(/^https?:\/\/[^/]+/, service.base) : null;
+  }
+  for (const id of load.created.keys()) assert.ok(ids.has(id), `acknowledged user ${id} was lost`);
+  assert.equal(keys.size, load.created.size);
+  for (const key of keys) assert.equal(perKey.get(key), 1, `Idempotency-Key ${key} created exactly one user`);
+}
+
+function assertOnly503(load: Traffic, service: Service): void {
+  for (const [status, n] of load.statuses) {
+    assert.ok(status < 500 || status === 503, `answered ${status} ${n} times; the service said:\n${problems(service)}`);
+  }
+}
+
+/** Polls until the service answers an authenticated read with 200; returns how long after `since` that was. */
+async function servesAgain(service: Service, since: number): Promise<number> {
+  for (;;) {
+    const res = await fetch(`${service.base}/api/v1/users/?page_size=1`, { headers: { authorization: `Bearer ${service.token}` } }).catch(() => undefined);
+    if (res?.status === 200) return Date.now() - since;
+    await res?.arrayBuffer();
+    if (Date.now() - since > 30_000) throw new Error(`not serving 30 s after the database returned:\n${problems(service)}`);
+    await sleep(50);
+  }
+}
+
+describe('an external PostgreSQL (DATABASE_URL) restarting under traffic', () => {
+  let dataDir: string;
+  let postgres: EmbeddedPostgres;
+  let pgDir: string;
+  let port: number;
+  let service: Service | undefined;
+  let admin: string;
+
+  before(async () => {
+    dataDir = await tempDir();
+    const dbDir = await tempDir();
+    postgres = await startEmbeddedPostgres({ dataDir: dbDir, role: 'cli', log: () => {} });
+    pgDir = path.join(dbDir, 'postgres');
+    port = Number(new URL(postgres.url).port);
+    admin = postgres.url;
+    service = await startService({ DATA_DIR: dataDir, DATABASE_URL: postgres.url });
+  });
+  after(async () => {
+    await stopService(service);
+    await postgres.stop().catch(() => {});
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('a fast stop and a start: 503 meanwhile, serving within 2 s of the return, LISTEN re-established, nothing lost', async () => {
+    const running = service as Service;
+    const load = traffic(running);
+    await sleep(1_000);
+    await pgCtl(['stop', '-D', pgDir, '-m', 'fast', '-w']);
+    await sleep(3_000);
+    assert.equal(running.child.exitCode, null, `the service exited:\n${problems(running)}`);
+    const down = await fetch(`${running.base}/readyz`);
+    assert.equal(down.status, 503);
+    await pgCtl([
+      'start',
+      '-D',
+      pgDir,
+      '-w',
+      '-l',
+      path.join(pgDir, 'server.log'),
+      '-o',
+      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+    ]);
+    const back = Date.now();
+    const after = await servesAgain(running, back);
+    assert.ok(after <= 2_000, `served again ${after} ms after the database returned`);
+    await sleep(1_500);
+    await load.stop();
+    assert.equal(running.child.exitCode, null, `the service exited:\n${problems(running)}`);
+    assert.ok((load.statuses.get(503) ?? 0) > 0, 'the outage was seen as 503');
+    assertOnly503(load, running);
+    assert.ok((load.lastStatusAt.get(503) ?? 0) <= back + 2_000, '503 answers ended within 2 s of the return');
+    await assertNothingLost(running, load);
+    assert.ok(load.retried.size > 0, 'some writes were repeated after a 503');
+    // The catalogue's change listener is connected again (its last statement is the LISTEN).
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()",
+      );
+      assert.ok((rows[0]?.n ?? 0) >= 1, 'LISTEN is re-established');
+    } finally {
+      await client.end();
+    }
+  });
+
+  test('backend connections terminated every 300 ms: the process stays up, 0 answers other than 503 among the 5xx, nothing lost', async () => {
+    const running = service as Service;
+    const load = traffic(running);
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    let terminated = 0;
+    try {
+      for (let i = 0; i < 15; i++) {
+        await sleep(300);
+        const { rows } = await client.query<{ n: number }>(
+          "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+        );
+        terminated += rows[0]?.n ?? 0;
+      }
+    } finally {
+      await client.end();
+    }
+    await sleep(1_500);
+    await load.stop();
+    assert.ok(terminated > 10, `terminated ${terminated} connections`);
+    assert.equal(running.child.exitCode, null, `the service exited:\n${problems(running)}`);
+    assertOnly503(load, running);
+    assert.ok((load.statuses.get(201) ?? 0) > 10, 'writes went on');
+    await assertNothingLost(running, load);
+  });
+});
+
+describe('the embedded PostgreSQL is supervised', () => {
+  let dataDir: string;
+  let service: Service | undefined;
+
+  before(async () => {
+    dataDir = await tempDir();
+    service = await startService({ DATA_DIR: dataDir });
+  });
+  after(async () => {
+    await stopService(service);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('killed (kill -9 of the postmaster), it is restarted; the service answers 503 meanwhile and serves again; a stop stops it', async () => {
+    const running = service as Service;
+    const pgDir = path.join(dataDir, 'postgres');
+    const pid = await postmasterPid(pgDir);
+    assert.ok(pid, 'the embedded PostgreSQL runs');
+    const load = traffic(running);
+    await sleep(500);
+    process.kill(pid, 'SIGKILL');
+    const killed = Date.now();
+    await servesAgain(running, killed);
+    await sleep(1_000);
+    await load.stop();
+    assert.equal(running.child.exitCode, null, `the service exited:\n${problems(running)}`);
+    assertOnly503(load, running);
+    await assertNothingLost(running, load);
+    const again = await postmasterPid(pgDir);
+    assert.ok(again && again !== pid, 'a new postmaster runs');
+    assert.match(running.output.join(''), /the embedded PostgreSQL is running again/);
+
+    await stopService(running);
+    service = undefined;
+    assert.equal((await running.exited).code, 0);
+    assert.equal(await postmasterPid(pgDir), undefined, 'stopping the service stopped its PostgreSQL');
+  });
+});
+
+describe('a start-up that fails', () => {
+  let blocker: Server;
+  let dataDir: string;
+
+  before(async () => {
+    dataDir = await tempDir();
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    blocker.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('a taken port: exits 1 with one clear message, and stops the PostgreSQL it started', async () => {
+    const { port } = blocker.address() as { port: number };
+    const started = spawnService({ DATA_DIR: dataDir, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+    const timer = setTimeout(() => started.child.kill('SIGKILL'), 60_000);
+    const { code, signal } = await started.exited;
+    clearTimeout(timer);
+    const output = started.output.join('');
+    assert.equal(signal, null, `killed after 60 s: the process lingered\n${output}`);
+    assert.equal(code, 1);
+    const failures = output.split('\n').filter((line) => line.includes('start-up failed'));
+    assert.equal(failures.length, 1, output);
+    assert.match(failures[0] as string, new RegExp(`the service cannot listen on 127\\.0\\.0\\.1:${port} \\(PORT\\): the address is already in use`));
+    assert.equal(await postmasterPid(path.join(dataDir, 'postgres')), undefined, 'the embedded PostgreSQL was stopped');
+  });
+});
