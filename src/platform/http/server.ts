@@ -10,6 +10,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import type { Config } from '../config.ts';
 import { isDatabaseUnavailable } from '../db.ts';
 import { AppError, type FieldError, renderProblem, serviceUnavailable } from '../errors.ts';
+import { refuseBadText } from './input.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsImport as unknown as { default?: typeof addFormatsImport }).default ?? addFormatsImport) as unknown as (ajv: Ajv) => Ajv;
@@ -196,6 +197,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // Bodies are JSON only: anything else (text/plain included) is 415.
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? compilers.body : compilers.query).compile(schema));
+  // NUL characters and lone surrogates are refused for every route here, before any scope registers.
+  refuseBadText(app);
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('X-Request-Id', request.id);
