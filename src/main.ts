@@ -5,7 +5,6 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { pino } from 'pino';
 import { buildApp } from './app.ts';
 import { createClientsService } from './modules/clients/service.ts';
 import { createOcpi, type Ocpi } from './modules/ocpi/service.ts';
@@ -22,9 +21,9 @@ import { type Config, ConfigError, loadConfig, requirePaymentProcessor } from '.
 import { createDatabase, listen } from './platform/db.ts';
 import { startEmbeddedPostgres } from './platform/embedded-postgres.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
-import { loggerOptions } from './platform/http/server.ts';
 import { createDualProtocolServer, ensureCertificate } from './platform/http/tls.ts';
 import { createJobRunner, type JobRunner, purgeFinished } from './platform/jobs.ts';
+import { createLogger } from './platform/logging.ts';
 import { migrate } from './platform/migrations.ts';
 import { type CpoSandbox, createCpoSandbox } from './sandbox/cpo/index.ts';
 import { sandboxBrowserRoutes } from './sandbox/stripe/browser.ts';
@@ -54,7 +53,7 @@ async function readDemoToken(file: string): Promise<string | undefined> {
 
 export async function main(): Promise<void> {
   const config = configOrExit();
-  const log = pino(loggerOptions(config.logLevel));
+  const log = createLogger(config);
   const clock = systemClock;
   await mkdir(config.dataDir, { recursive: true });
 
@@ -72,6 +71,8 @@ export async function main(): Promise<void> {
   let ocpi: Ocpi | undefined;
   let cpoSandbox: CpoSandbox | undefined;
   let jobs: JobRunner | undefined;
+  // The built-in CPO network's versions URL: OCPI requests authenticated as the connection to it are its own traffic (logged at debug).
+  let cpoSandboxVersionsUrl: string | undefined;
   const timers: NodeJS.Timeout[] = [];
   try {
     const migrations = await migrate(db);
@@ -163,6 +164,7 @@ export async function main(): Promise<void> {
       ocpi,
       payments: { processor, ...(sandbox ? { processorRoutes: sandboxBrowserRoutes(sandbox) } : {}) },
       loggerInstance: log,
+      ownTraffic: (request) => cpoSandboxVersionsUrl !== undefined && request.ocpiConnection?.versions_url === cpoSandboxVersionsUrl,
       serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler) : createHttpServer(handler)),
     });
     await app.listen({
@@ -227,6 +229,7 @@ export async function main(): Promise<void> {
         log: (level, message, fields) => cpoLog[level](fields ?? {}, message),
       });
       const versionsUrl = await cpoSandbox.listen({ port: sandboxConfig.port });
+      cpoSandboxVersionsUrl = versionsUrl;
       const connected = (await ocpi.connections.list()).find((c) => c.status === 'connected' && c.versions_url === versionsUrl);
       if (!connected) {
         const started = performance.now();
