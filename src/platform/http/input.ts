@@ -107,7 +107,14 @@ function check(request: FastifyRequest): void {
  * parsed by then, and no schema, handler or database has seen the values.
  */
 export function refuseBadText(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
-    check(request);
+  // A callback hook, not an async one: it runs on every request and needs no promise.
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      check(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
   });
 }
