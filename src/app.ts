@@ -51,6 +51,7 @@ export interface AppDeps {
   serverFactory?: HttpAppOptions['serverFactory'];
   logger?: HttpAppOptions['logger'];
   loggerInstance?: HttpAppOptions['loggerInstance'];
+  ownTraffic?: HttpAppOptions['ownTraffic'];
 }
 
 /** What the app's modules give the process around it: background job handlers and periodic repairs. */
@@ -72,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
     ...(deps.serverFactory ? { serverFactory: deps.serverFactory } : {}),
     ...(deps.logger !== undefined ? { logger: deps.logger } : {}),
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : {}),
+    ...(deps.ownTraffic ? { ownTraffic: deps.ownTraffic } : {}),
   });
 
   await app.register(swagger, {
@@ -228,7 +230,10 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   );
 
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
-  await app.register(scalar, { routePrefix: '/docs', configuration: { url: `${API_PREFIX}/openapi.json`, title: 'Charging Access API' } });
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    configuration: { url: `${API_PREFIX}/openapi.json`, title: 'Charging Access API', withDefaultFonts: false },
+  });
 
   await app.register(
     async (api) => {

@@ -4,7 +4,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { pino } from 'pino';
 import { buildApp } from './app.ts';
 import { createClientsService } from './modules/clients/service.ts';
 import { createOcpi } from './modules/ocpi/service.ts';
@@ -21,10 +20,10 @@ import { type Config, ConfigError, loadConfig, requirePaymentProcessor } from '.
 import { createDatabase, listen } from './platform/db.ts';
 import { startEmbeddedPostgres } from './platform/embedded-postgres.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
-import { loggerOptions } from './platform/http/server.ts';
 import { createDualProtocolServer, createPlainServer, ensureCertificate } from './platform/http/tls.ts';
 import { createJobRunner, purgeFinished } from './platform/jobs.ts';
 import { createStopList } from './platform/lifecycle.ts';
+import { createLogger } from './platform/logging.ts';
 import { migrate } from './platform/migrations.ts';
 import { CATALOGUE_PART, createReadiness } from './platform/readiness.ts';
 import { createCpoSandbox } from './sandbox/cpo/index.ts';
@@ -70,7 +69,7 @@ async function listening<T>(what: string, variable: string, listen: () => Promis
 
 export async function main(): Promise<void> {
   const config = configOrExit();
-  const log = pino(loggerOptions(config.logLevel));
+  const log = createLogger(config);
   const clock = systemClock;
   // A promise rejected with nobody waiting for it is a bug to fix, not a reason to stop serving every client.
   process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled promise rejection (the service keeps running)'));
@@ -99,6 +98,8 @@ export async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
+  // The built-in CPO network's versions URL: OCPI requests authenticated as the connection to it are its own traffic (logged at debug).
+  let cpoSandboxVersionsUrl: string | undefined;
   try {
     await mkdir(config.dataDir, { recursive: true });
     const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'service', log: (msg) => log.info(msg) });
@@ -210,6 +211,7 @@ export async function main(): Promise<void> {
       readiness,
       payments: { processor, ...(sandbox ? { processorRoutes: sandboxBrowserRoutes(sandbox) } : {}) },
       loggerInstance: log,
+      ownTraffic: (request) => cpoSandboxVersionsUrl !== undefined && request.ocpiConnection?.versions_url === cpoSandboxVersionsUrl,
       serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler, config.connections) : createPlainServer(config.connections, handler)),
     });
     stops.add('HTTP server', async () => {
@@ -290,6 +292,7 @@ export async function main(): Promise<void> {
       });
       stops.add('sandbox CPO network', () => cpoSandbox.close());
       const versionsUrl = await listening('the sandbox CPO network', 'CPO_SANDBOX_PORT', () => cpoSandbox.listen({ port: sandboxConfig.port }));
+      cpoSandboxVersionsUrl = versionsUrl;
       const connected = (await ocpi.connections.list()).find((c) => c.status === 'connected' && c.versions_url === versionsUrl);
       if (!connected) {
         const started = performance.now();

@@ -48,6 +48,8 @@ export interface Config {
   trustProxy: boolean;
   publicBaseUrl: string;
   logLevel: LogLevel;
+  /** LOG_FORMAT: human-readable lines or JSON lines; undefined: pretty on a terminal, JSON otherwise. */
+  logFormat: 'pretty' | 'json' | undefined;
   jwt: JwtConfig;
   locales: string[];
   /** Create a demo API client and write its token to DATA_DIR/demo-token on first start. */
@@ -352,6 +354,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     trustProxy,
     publicBaseUrl,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logFormat: read(env, 'LOG_FORMAT') === undefined ? undefined : oneOf(env, 'LOG_FORMAT', ['pretty', 'json'] as const, 'json'),
     jwt,
     locales,
     demoClient: boolean(env, 'DEMO_CLIENT', true),

@@ -10,6 +10,9 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import type { Config } from '../config.ts';
 import { isDatabaseUnavailable } from '../db.ts';
 import { AppError, type FieldError, renderProblem, serviceUnavailable } from '../errors.ts';
+import { refuseBadText } from './input.ts';
+import { logRequests } from './request-log.ts';
+import { addJsonSecurityHeaders, addSecurityHeaders } from './security-headers.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsImport as unknown as { default?: typeof addFormatsImport }).default ?? addFormatsImport) as unknown as (ajv: Ajv) => Ajv;
@@ -110,18 +113,21 @@ export function sendProblem(reply: FastifyReply, error: AppError | undefined, ba
   return reply.code(body.status).type('application/problem+json; charset=utf-8').send(body);
 }
 
+/** Query parameters whose values are credentials: the invoice link's signature, tokens, client secrets (also as a name's suffix, e.g. access_token, payment_intent_client_secret). */
+const SECRET_QUERY_VALUE = /([?&][^=&#]*(?:signature|token|client_secret)=)[^&#]*/gi;
+
 /**
- * A request URL as logged: client secrets travel in query strings (the
- * sandbox's hosted page and intent reads take `client_secret=`), so the query
- * of /sandbox/ URLs is dropped and any `client_secret` value elsewhere is
- * replaced.
+ * A request URL as logged: credentials travel in query strings (the signed
+ * invoice link's `signature`, `token`/`access_token`, the sandbox's hosted
+ * page and intent reads take `client_secret=`), so the query of /sandbox/
+ * URLs is dropped and those values elsewhere are replaced.
  */
 export function loggedUrl(url: string): string {
   const query = url.indexOf('?');
   if (query === -1) return url;
   const pathname = url.slice(0, query);
   if (pathname === '/sandbox' || pathname.startsWith('/sandbox/')) return `${pathname}?[redacted]`;
-  return `${pathname}${url.slice(query).replace(/([?&][^=&]*client_secret=)[^&]*/gi, '$1[redacted]')}`;
+  return `${pathname}${url.slice(query).replace(SECRET_QUERY_VALUE, '$1[redacted]')}`;
 }
 
 /** Fastify's request serializer, with the URL as loggedUrl shows it. */
@@ -153,7 +159,9 @@ export function loggerOptions(level: string) {
 }
 
 export interface HttpAppOptions {
-  config: Pick<Config, 'mode' | 'trustProxy' | 'publicBaseUrl' | 'logLevel'>;
+  config: Pick<Config, 'mode' | 'trustProxy' | 'publicBaseUrl' | 'logLevel'> & { stripe?: Pick<Config['stripe'], 'sandbox'> };
+  /** Requests the service's own built-in sandboxes made (logged at debug); see request-log.ts. */
+  ownTraffic?: (request: FastifyRequest) => boolean;
   /** Makes the HTTPS server; absent in tests that use inject(). */
   serverFactory?: FastifyServerOptions['serverFactory'];
   logger?: FastifyServerOptions['logger'];
@@ -167,7 +175,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? loggerOptions(config.logLevel) }),
     requestIdHeader: false,
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    // Fastify's two lines per request are off: logRequests writes one, once the answer is sent.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -182,6 +191,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     // Errors raised before routing (a malformed percent-encoding) still get a problem body.
     frameworkErrors: (error, request, reply) => {
       void reply.header('X-Request-Id', request.id);
+      addJsonSecurityHeaders(reply);
       const problem =
         error.code === 'FST_ERR_BAD_URL'
           ? new AppError('validation_error', 'The URL is not validly percent-encoded.', {
@@ -196,6 +206,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // Bodies are JSON only: anything else (text/plain included) is 415.
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? compilers.body : compilers.query).compile(schema));
+  // NUL characters and lone surrogates are refused for every route here, before any scope registers.
+  refuseBadText(app);
+  addSecurityHeaders(app, { publicBaseUrl: config.publicBaseUrl, docsPrefix: '/docs' });
+  logRequests(app, { paymentsSandbox: config.stripe?.sandbox ?? true, ...(options.ownTraffic ? { ownTraffic: options.ownTraffic } : {}) });
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('X-Request-Id', request.id);
