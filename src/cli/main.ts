@@ -14,7 +14,7 @@ import { systemClock } from '../platform/clock.ts';
 import { type Config, ConfigError, loadConfig } from '../platform/config.ts';
 import { createDatabase, type Database } from '../platform/db.ts';
 import { startEmbeddedPostgres } from '../platform/embedded-postgres.ts';
-import { migrate } from '../platform/migrations.ts';
+import { type MigrationResult, migrate } from '../platform/migrations.ts';
 
 const USAGE = `Usage: charging-access <command> [options]
 
@@ -46,6 +46,8 @@ class UsageError extends Error {}
 interface Session {
   config: Config;
   db: Database;
+  /** What opening the session applied (every command migrates first). */
+  migrations: MigrationResult;
   close(): Promise<void>;
 }
 
@@ -55,8 +57,9 @@ async function openSession(): Promise<Session> {
     ? undefined
     : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'cli', log: (msg) => process.stderr.write(`${msg}\n`) });
   const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 2, applicationName: 'charging-access-cli' });
+  let migrations: MigrationResult;
   try {
-    await migrate(db);
+    migrations = await migrate(db);
   } catch (error) {
     await db.close();
     await embedded?.stop();
@@ -65,6 +68,7 @@ async function openSession(): Promise<Session> {
   return {
     config,
     db,
+    migrations,
     async close() {
       await db.close();
       await embedded?.stop();
@@ -127,6 +131,13 @@ function syncProgress(): SyncProgress | undefined {
 /** The warning a bulk load's human output ends with when vacuuming the tables after it failed (the load stands). */
 function vacuumWarning(loaded: { vacuumError?: string }): string {
   return loaded.vacuumError ? `\nwarning: vacuuming the station tables afterwards failed (${loaded.vacuumError}); the load stands` : '';
+}
+
+/** What `migrate` did, in one line: the migrations it applied now, or that there was nothing to do. */
+function migrationSummary(applied: string[], alreadyApplied: number): string {
+  if (applied.length === 0) return `migrations are up to date (${alreadyApplied} applied earlier)`;
+  const earlier = alreadyApplied === 0 ? '' : `; ${alreadyApplied} applied earlier`;
+  return `applied ${applied.length} migration${applied.length === 1 ? '' : 's'}: ${applied.join(', ')}${earlier}`;
 }
 
 function print(json: boolean, value: unknown, text: string): void {
@@ -198,7 +209,8 @@ async function run(argv: string[]): Promise<void> {
   try {
     switch (command) {
       case 'migrate': {
-        print(json, { migrated: true }, 'migrations are up to date');
+        const { applied, alreadyApplied } = session.migrations;
+        print(json, { migrated: true, applied, already_applied: alreadyApplied }, migrationSummary(applied, alreadyApplied));
         break;
       }
       case 'clients create': {
