@@ -178,7 +178,7 @@ export async function main(): Promise<void> {
         : config.host.includes(':')
           ? `[${config.host}]`
           : config.host;
-      sandbox.addWebhookEndpoint({
+      await sandbox.addWebhookEndpoint({
         url: `${tls ? 'https' : 'http'}://${loopback}:${port}/webhooks/stripe`,
         ...(tls ? { pinnedCertificatePem: tls.cert } : {}),
         ...(config.trustProxy ? { headers: { 'x-forwarded-proto': 'https' } } : {}),
