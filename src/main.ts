@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pino } from 'pino';
 import { buildApp } from './app.ts';
+import { readyBanner } from './banner.ts';
 import { createClientsService } from './modules/clients/service.ts';
 import { createOcpi, type Ocpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
@@ -242,16 +243,18 @@ export async function main(): Promise<void> {
       cpoSandbox.startBackgroundWork();
     }
 
-    const scheme = config.trustProxy ? 'http' : 'https';
-    const shownHost = config.host.includes(':') ? `[${config.host}]` : config.host;
     const shown = (file: string) => (path.relative(process.cwd(), file).startsWith('..') ? file : path.relative(process.cwd(), file));
-    const address = `${scheme}://${['127.0.0.1', '0.0.0.0', '::1', '::'].includes(config.host) ? 'localhost' : shownHost}:${config.port}`;
     if (config.demoClient && (await readDemoToken(demoTokenFile))) {
-      const cacert = tls && config.tls.generated ? `--cacert ${shown(config.tls.certFile)} ` : '';
       process.stdout.write(
-        `\nCharging Access is ready at ${address} (API reference: ${address}/docs)\nTry it:\n  curl ${cacert}-H "Authorization: Bearer $(cat ${shown(demoTokenFile)})" ${address}/api/v1/users/\n` +
-          (sandbox ? `Payments run on the built-in Stripe sandbox: confirm setup intents and 3-D Secure at ${address}/sandbox/ (README: Payments)\n` : '') +
-          '\n',
+        readyBanner({
+          trustProxy: config.trustProxy,
+          publicBaseUrl: config.publicBaseUrl,
+          host: config.host,
+          port: config.port,
+          caCertFile: tls && config.tls.generated ? shown(config.tls.certFile) : undefined,
+          demoTokenFile: shown(demoTokenFile),
+          paymentsSandbox: sandbox !== undefined,
+        }),
       );
     }
   } catch (error) {
