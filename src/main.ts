@@ -27,9 +27,10 @@ import { loggerOptions } from './platform/http/server.ts';
 import { createDualProtocolServer, ensureCertificate } from './platform/http/tls.ts';
 import { createJobRunner, type JobRunner, purgeFinished } from './platform/jobs.ts';
 import { migrate } from './platform/migrations.ts';
-import { type CpoSandbox, createCpoSandbox } from './sandbox/cpo/index.ts';
+import type { CpoSandbox } from './sandbox/cpo/index.ts';
 import { sandboxBrowserRoutes } from './sandbox/stripe/browser.ts';
 import { createStripeSandbox, type StripeSandbox } from './sandbox/stripe/index.ts';
+import { startSandboxNetwork } from './sandbox-network.ts';
 
 function configOrExit(): Config {
   try {
@@ -216,31 +217,15 @@ export async function main(): Promise<void> {
     if (config.ocpi.cpoSandbox.enabled) {
       // The sandbox CPO network: its own loopback port, connected to us by the OCPI credentials handshake
       // (the same path as `cpo connect`), so the default catalogue arrives over OCPI.
-      const sandboxConfig = config.ocpi.cpoSandbox;
       const cpoLog = log.child({ component: 'cpo-sandbox' });
-      cpoSandbox = await createCpoSandbox({
+      cpoSandbox = await startSandboxNetwork({
         db,
         clock,
-        locations: config.stationsDefaultLocations,
-        seed: config.stationsSeed,
-        timeCompression: sandboxConfig.timeCompression,
-        statusChangesPerSecond: sandboxConfig.statusChangesPerSecond,
+        config,
+        ocpi,
+        pinnedCertificatePem: tls?.cert,
         log: (level, message, fields) => cpoLog[level](fields ?? {}, message),
       });
-      const versionsUrl = await cpoSandbox.listen({ port: sandboxConfig.port });
-      const connected = (await ocpi.connections.list()).find((c) => c.status === 'connected' && c.versions_url === versionsUrl);
-      if (!connected) {
-        const started = performance.now();
-        log.info({ versions_url: versionsUrl }, 'connecting the sandbox CPO network over OCPI');
-        const token = await cpoSandbox.issueTokenA(tls ? { pinnedCertificatePem: tls.cert } : {});
-        const connection = await ocpi.connections.connect({ versionsUrl, token, name: 'sandbox' });
-        const pulled = await ocpi.sync.syncConnection(connection, { full: true });
-        log.info(
-          { connection: connection.name, ...pulled, ms: Math.round(performance.now() - started) },
-          'sandbox CPO network connected; its catalogue pulled over OCPI',
-        );
-      }
-      cpoSandbox.startBackgroundWork();
     }
 
     const shown = (file: string) => (path.relative(process.cwd(), file).startsWith('..') ? file : path.relative(process.cwd(), file));

@@ -3,7 +3,8 @@
 // printed, and the sandbox CPO network runs as its own process.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -105,3 +106,90 @@ describe('behind a TLS-terminating proxy', { timeout: 120_000 }, () => {
     assert.equal(await stop(service), 0);
   });
 });
+
+/** GET over HTTPS accepting the service's own certificate. */
+function getJson(url: string, ca: string, token: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { ca, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the sandbox CPO network as its own process', { timeout: 180_000 }, () => {
+  test('it waits for the service, connects once, its catalogue arrives; killing the service does not stop it', async () => {
+    const port = await freePort();
+    const cpoPort = await freePort();
+    const base = `https://localhost:${port}`;
+    const env = serviceEnv(port, { CPO_SANDBOX_PORT: String(cpoPort) });
+    // Started first: it waits for a service instance at PUBLIC_BASE_URL.
+    const network = start(['bin/charging-access.js', 'sandbox', 'cpo'], {
+      ...env,
+      STATIONS_DEFAULT_LOCATIONS: '30',
+      CPO_SANDBOX_STATUS_CHANGES_PER_SECOND: '20',
+    });
+    running.push(network);
+    await waitFor(network, /waiting for a service instance at https:\/\/localhost:\d+\/readyz/);
+    const service = start(['src/main.ts'], env);
+    running.push(service);
+    await waitFor(network, /serving http:\/\/127\.0\.0\.1:\d+\/ocpi\/cpo\/versions/);
+    await waitFor(service, /is ready at/);
+
+    const { rows: connections } = await database.db.query<{ name: string; status: string }>('SELECT name, status FROM ocpi_connections');
+    assert.deepEqual(connections, [{ name: 'sandbox', status: 'connected' }]);
+    const { rows: located } = await database.db.query<{ n: number; latitude: number; longitude: number }>(
+      'SELECT count(*) OVER ()::int AS n, latitude, longitude FROM ocpi_locations LIMIT 1',
+    );
+    assert.ok((located[0]?.n ?? 0) >= 30, 'the network’s catalogue (30 generated locations and its scenario ones) was pulled over OCPI');
+    const ca = await readFile(path.join(dataDir, 'tls', 'localhost-cert.pem'), 'utf8');
+    const token = (await readFile(path.join(dataDir, 'demo-token'), 'utf8')).trim();
+    const around = async () => {
+      const res = await getJson(`${base}/api/v1/stations/around/?latitude=${located[0]?.latitude}&longitude=${located[0]?.longitude}&distance=100`, ca, token);
+      assert.equal(res.status, 200, res.body);
+      return (JSON.parse(res.body) as { count: number }).count;
+    };
+    await eventually(async () => (await around()) > 0, 'the service instance serves the network’s stations');
+
+    // The service dies; the network does not.
+    await stop(service, 'SIGKILL');
+    const pushesBefore = await lastStatusPush();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.equal(network.child.exitCode, null, `the network is still running:\n${network.text()}`);
+    const versions = await fetch(`http://127.0.0.1:${cpoPort}/ocpi/cpo/versions`);
+    assert.equal(versions.status, 401, 'it still answers OCPI (unauthenticated here)');
+
+    // A new instance: the network is not connected again, and its EVSE status pushes reach the new instance.
+    const again = start(['src/main.ts'], env);
+    running.push(again);
+    await waitFor(again, /is ready at/);
+    await eventually(async () => (await lastStatusPush()) > pushesBefore, 'status pushes reach the new instance');
+    assert.ok((await around()) > 0);
+    const { rows: still } = await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ocpi_connections');
+    assert.equal(still[0]?.n, 1, 'connected once');
+
+    assert.equal(await stop(network), 0, network.text());
+    assert.match(network.text(), /stopping/);
+    assert.equal(await stop(again), 0);
+  });
+});
+
+/** When the service last took an EVSE status from the network. */
+async function lastStatusPush(): Promise<number> {
+  const { rows } = await database.db.query<{ at: Date | null }>('SELECT max(last_updated) AS at FROM ocpi_evses');
+  return rows[0]?.at?.getTime() ?? 0;
+}
+
+async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

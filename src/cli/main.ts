@@ -15,6 +15,7 @@ import { type Config, ConfigError, loadConfig } from '../platform/config.ts';
 import { createDatabase, type Database } from '../platform/db.ts';
 import { startEmbeddedPostgres } from '../platform/embedded-postgres.ts';
 import { type MigrationResult, migrate } from '../platform/migrations.ts';
+import { runSandboxCpo } from './sandbox-cpo.ts';
 
 const USAGE = `Usage: charging-access <command> [options]
 
@@ -37,6 +38,9 @@ Commands:
   cpo disconnect NAME                                       unregister at the CPO and stop using the connection
   cpo sync NAME [--full]                                    pull the CPO's locations, tariffs, sessions and CDRs now
   cpo rotate NAME                                           renew both credentials tokens of a connection
+  sandbox cpo                                               run the sandbox CPO network as its own process (for service instances
+                                                            started with CPO_SANDBOX=false): waits for the service at PUBLIC_BASE_URL,
+                                                            connects the network over OCPI if not yet connected, serves until Ctrl-C
   migrate                                                   apply database migrations
 
 The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).`;
@@ -51,8 +55,7 @@ interface Session {
   close(): Promise<void>;
 }
 
-async function openSession(): Promise<Session> {
-  const config = loadConfig();
+async function openSession(config: Config = loadConfig()): Promise<Session> {
   const embedded = config.databaseUrl
     ? undefined
     : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'cli', log: (msg) => process.stderr.write(`${msg}\n`) });
@@ -100,7 +103,7 @@ function progress(unit: string): Progress | undefined {
   };
 }
 
-function ocpiOf(session: Session) {
+function ocpiOf(session: Pick<Session, 'config' | 'db'>) {
   const { config, db } = session;
   return createOcpi({
     db,
@@ -188,6 +191,7 @@ async function run(argv: string[]): Promise<void> {
     'cpo disconnect',
     'cpo sync',
     'cpo rotate',
+    'sandbox cpo',
     'migrate',
   ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"`);
@@ -203,6 +207,12 @@ async function run(argv: string[]): Promise<void> {
   if (command === 'partners add') {
     if (!values['logo-url']) throw new UsageError('partners add needs --logo-url URL');
     if (!/^https?:\/\/\S+$/.test(values['logo-url'])) throw new UsageError('--logo-url must be an http(s) URL');
+  }
+
+  if (command === 'sandbox cpo') {
+    const config = loadConfig();
+    await runSandboxCpo({ config, openSession: () => openSession(config), ocpiOf });
+    return;
   }
 
   const session = await openSession();
