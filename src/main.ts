@@ -5,6 +5,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { buildApp } from './app.ts';
+import { readyBanner } from './banner.ts';
 import { createClientsService } from './modules/clients/service.ts';
 import { createOcpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
@@ -22,13 +23,13 @@ import { startEmbeddedPostgres } from './platform/embedded-postgres.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
 import { createDualProtocolServer, createPlainServer, ensureCertificate } from './platform/http/tls.ts';
 import { createJobRunner, purgeFinished } from './platform/jobs.ts';
-import { createStopList } from './platform/lifecycle.ts';
+import { createStopList, listening } from './platform/lifecycle.ts';
 import { createLogger } from './platform/logging.ts';
 import { migrate } from './platform/migrations.ts';
 import { CATALOGUE_PART, createReadiness } from './platform/readiness.ts';
-import { createCpoSandbox } from './sandbox/cpo/index.ts';
 import { sandboxBrowserRoutes } from './sandbox/stripe/browser.ts';
 import { createStripeSandbox, type StripeSandbox } from './sandbox/stripe/index.ts';
+import { startSandboxNetwork } from './sandbox-network.ts';
 
 function configOrExit(): Config {
   try {
@@ -49,21 +50,6 @@ async function readDemoToken(file: string): Promise<string | undefined> {
     return (await readFile(file, 'utf8')).trim() || undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** A listener that cannot bind says which setting names its port. */
-async function listening<T>(what: string, variable: string, listen: () => Promise<T>): Promise<T> {
-  try {
-    return await listen();
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException & { address?: string; port?: number };
-    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
-      const where = e.address !== undefined ? ` ${e.address}:${e.port}` : '';
-      const why = e.code === 'EADDRINUSE' ? 'the address is already in use' : e.code === 'EACCES' ? 'permission denied' : 'no such local address';
-      throw new Error(`${what} cannot listen on${where} (${variable}): ${why}`);
-    }
-    throw error;
   }
 }
 
@@ -237,7 +223,7 @@ export async function main(): Promise<void> {
         : config.host.includes(':')
           ? `[${config.host}]`
           : config.host;
-      sandbox.addWebhookEndpoint({
+      await sandbox.addWebhookEndpoint({
         url: `${tls ? 'https' : 'http'}://${loopback}:${port}/webhooks/stripe`,
         ...(tls ? { pinnedCertificatePem: tls.cert } : {}),
         ...(config.trustProxy ? { headers: { 'x-forwarded-proto': 'https' } } : {}),
@@ -246,7 +232,6 @@ export async function main(): Promise<void> {
     }
 
     await catalogue.reload();
-    if (!config.ocpi.cpoSandbox.enabled) catalogueLoaded();
 
     ocpi.startBackgroundWork();
     stops.add('OCPI background work', () => ocpi.stop());
@@ -279,37 +264,21 @@ export async function main(): Promise<void> {
     if (config.ocpi.cpoSandbox.enabled) {
       // The sandbox CPO network: its own loopback port, connected to us by the OCPI credentials handshake
       // (the same path as `cpo connect`), so the default catalogue arrives over OCPI.
-      const sandboxConfig = config.ocpi.cpoSandbox;
       const cpoLog = log.child({ component: 'cpo-sandbox' });
-      const cpoSandbox = await createCpoSandbox({
+      const network = await startSandboxNetwork({
         db,
         clock,
-        locations: config.stationsDefaultLocations,
-        seed: config.stationsSeed,
-        timeCompression: sandboxConfig.timeCompression,
-        statusChangesPerSecond: sandboxConfig.statusChangesPerSecond,
+        config,
+        ocpi,
+        pinnedCertificatePem: tls?.cert,
         log: (level, message, fields) => cpoLog[level](fields ?? {}, message),
       });
-      stops.add('sandbox CPO network', () => cpoSandbox.close());
-      const versionsUrl = await listening('the sandbox CPO network', 'CPO_SANDBOX_PORT', () => cpoSandbox.listen({ port: sandboxConfig.port }));
-      cpoSandboxVersionsUrl = versionsUrl;
-      const connected = (await ocpi.connections.list()).find((c) => c.status === 'connected' && c.versions_url === versionsUrl);
-      if (!connected) {
-        const started = performance.now();
-        log.info({ versions_url: versionsUrl }, 'connecting the sandbox CPO network over OCPI');
-        const token = await cpoSandbox.issueTokenA(tls ? { pinnedCertificatePem: tls.cert } : {});
-        const connection = await ocpi.connections.connect({ versionsUrl, token, name: 'sandbox' });
-        const pulled = await ocpi.sync.syncConnection(connection, { full: true });
-        log.info(
-          { connection: connection.name, ...pulled, ms: Math.round(performance.now() - started) },
-          'sandbox CPO network connected; its catalogue pulled over OCPI',
-        );
-        // The pull announced its changes; this waits for the snapshot that has them.
-        await catalogue.reload();
-      }
-      catalogueLoaded();
-      cpoSandbox.startBackgroundWork();
+      stops.add('sandbox CPO network', () => network.close());
+      cpoSandboxVersionsUrl = network.versionsUrl;
+      // A first connection pulled the network's catalogue, announcing it; this waits for the snapshot that has it.
+      await catalogue.reload();
     }
+    catalogueLoaded();
 
     const idempotency = createIdempotency({ db, clock });
     const housekeeping = setInterval(() => {
@@ -329,17 +298,19 @@ export async function main(): Promise<void> {
     housekeeping.unref();
     stops.add('housekeeping', () => clearInterval(housekeeping));
 
-    const scheme = config.trustProxy ? 'http' : 'https';
-    const shownHost = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const shown = (file: string) => (path.relative(process.cwd(), file).startsWith('..') ? file : path.relative(process.cwd(), file));
-    const address = `${scheme}://${['127.0.0.1', '0.0.0.0', '::1', '::'].includes(config.host) ? 'localhost' : shownHost}:${config.port}`;
     log.info({ url: config.publicBaseUrl }, 'ready');
+    const shown = (file: string) => (path.relative(process.cwd(), file).startsWith('..') ? file : path.relative(process.cwd(), file));
     if (config.demoClient && (await readDemoToken(demoTokenFile))) {
-      const cacert = tls && config.tls.generated ? `--cacert ${shown(config.tls.certFile)} ` : '';
       process.stdout.write(
-        `\nCharging Access is ready at ${address} (API reference: ${address}/docs)\nTry it:\n  curl ${cacert}-H "Authorization: Bearer $(cat ${shown(demoTokenFile)})" ${address}/api/v1/users/\n` +
-          (sandbox ? `Payments run on the built-in Stripe sandbox: confirm setup intents and 3-D Secure at ${address}/sandbox/ (README: Payments)\n` : '') +
-          '\n',
+        readyBanner({
+          trustProxy: config.trustProxy,
+          publicBaseUrl: config.publicBaseUrl,
+          host: config.host,
+          port: config.port,
+          caCertFile: tls && config.tls.generated ? shown(config.tls.certFile) : undefined,
+          demoTokenFile: shown(demoTokenFile),
+          paymentsSandbox: sandbox !== undefined,
+        }),
       );
     }
   } catch (error) {

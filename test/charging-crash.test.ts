@@ -305,7 +305,7 @@ before(async () => {
   base = `http://127.0.0.1:${await freePort()}`;
   stripe = await createStripeSandbox({ db, clock: systemClock, apiVersion: STRIPE_API_VERSION, browserBaseUrl: base });
   await stripe.listen({ port: 0 });
-  stripe.addWebhookEndpoint({ url: `${base}/webhooks/stripe` });
+  await stripe.addWebhookEndpoint({ url: `${base}/webhooks/stripe` });
   stripe.startBackgroundWork(100);
   cpo = await createCpoSandbox({
     db,

@@ -177,7 +177,7 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
   if (port !== undefined) address = await app.listen({ host: '127.0.0.1', port });
   if (options.payments?.webhooks) {
     address ??= await app.listen({ host: '127.0.0.1', port: 0 });
-    sandbox.addWebhookEndpoint({ url: `${address}/webhooks/stripe` });
+    await sandbox.addWebhookEndpoint({ url: `${address}/webhooks/stripe` });
     sandbox.startBackgroundWork(100);
   }
   let counter = 0;

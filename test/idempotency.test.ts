@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { createIdempotency, IDEMPOTENCY_TTL_MS } from '../src/platform/http/idempotency.ts';
+import { createIdempotency, IDEMPOTENCY_IN_FLIGHT_WAIT_MS, IDEMPOTENCY_TTL_MS, requestFingerprint } from '../src/platform/http/idempotency.ts';
 import { assertProblem, setupTestApp, type TestContext } from './helpers.ts';
 
 let t: TestContext;
@@ -115,22 +115,19 @@ describe('mismatch', () => {
 });
 
 describe('concurrency', () => {
-  test('50 parallel identical POSTs with one key create exactly one user', async () => {
+  test('50 parallel identical POSTs with one key: one user, the others wait for it and replay its answer', async () => {
     const token = await freshToken();
     const k = key();
     const body = { email: 'race@example.com', custom_properties: { external_id: 'race-1' } };
     const answers = await Promise.all(Array.from({ length: 50 }, () => t.call('POST', '/api/v1/users/', { token, body, headers: { 'idempotency-key': k } })));
-    const created = answers.filter((a) => a.status === 201);
-    const conflicts = answers.filter((a) => a.status === 409);
-    assert.equal(created.length + conflicts.length, 50, `unexpected statuses: ${answers.map((a) => a.status).join(',')}`);
-    assert.ok(created.length >= 1);
-    const ids = new Set(created.map((a) => a.body.id));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      answers.map(() => 201),
+      `every twin waits for the first and replays it: ${answers.map((a) => a.status).join(',')}`,
+    );
+    const ids = new Set(answers.map((a) => a.body.id));
     assert.equal(ids.size, 1, 'every 201 carries the same user');
-    assert.equal(created.filter((a) => a.headers['idempotent-replayed'] === undefined).length, 1, 'exactly one answer is the original');
-    for (const c of conflicts) {
-      assertProblem(c, 409, 'conflict');
-      assert.equal(c.body.errors, undefined, 'an in-flight conflict is not an external_id conflict');
-    }
+    assert.equal(answers.filter((a) => a.headers['idempotent-replayed'] === undefined).length, 1, 'exactly one answer is the original');
     assert.equal(await userCount(token), 1);
     assert.equal(await userCount(token, 'race-1'), 1);
     // After the storm, the key replays.
@@ -138,6 +135,79 @@ describe('concurrency', () => {
     assert.equal(later.status, 201);
     assert.equal(later.body.id, [...ids][0]);
     assert.equal(later.headers['idempotent-replayed'], 'true');
+  });
+
+  test('30 concurrent replays of a finished key all replay (none is refused by another replay)', async () => {
+    const token = await freshToken();
+    const k = key();
+    const body = { locale: 'de', custom_properties: { external_id: 'replays-1' } };
+    const first = await t.call('POST', '/api/v1/users/', { token, body, headers: { 'idempotency-key': k } });
+    assert.equal(first.status, 201, first.text);
+    for (let round = 0; round < 3; round++) {
+      const replays = await Promise.all(Array.from({ length: 30 }, () => t.call('POST', '/api/v1/users/', { token, body, headers: { 'idempotency-key': k } })));
+      assert.deepEqual(
+        replays.map((r) => `${r.status} ${r.headers['idempotent-replayed']}`),
+        replays.map(() => '201 true'),
+      );
+      for (const r of replays) assert.equal(r.text, first.text);
+    }
+    assert.equal(await userCount(token), 1);
+  });
+
+  test('a twin in flight (another process holding the key) is waited for, then its answer is replayed', async () => {
+    const token = await freshToken();
+    const k = key();
+    const body = { locale: 'en' };
+    const { clientId } = await t.clients.authenticate(`Bearer ${token}`);
+    // The twin's answer: a real user (the route's response schema applies to replays).
+    const twinsUser = await t.call('POST', '/api/v1/users/', { token, body: { locale: 'de' } });
+    assert.equal(twinsUser.status, 201, twinsUser.text);
+    // A connection of its own plays the in-flight twin: it holds the key's lock and
+    // commits its answer 600 ms later.
+    const twin = await t.db.pool.connect();
+    try {
+      await twin.query('BEGIN');
+      await twin.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`idempotency:${clientId}:${k}`]);
+      const started = Date.now();
+      const waiting = t.call('POST', '/api/v1/users/', { token, body, headers: { 'idempotency-key': k } });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      await twin.query(
+        `INSERT INTO idempotency_keys (client_id, key, fingerprint, response_status, response_body, created_at)
+         VALUES ($1, $2, $3, 201, $4, $5)`,
+        [clientId, k, requestFingerprint('POST', '/api/v1/users/', body), twinsUser.text, t.clock.now()],
+      );
+      await twin.query('COMMIT');
+      const answer = await waiting;
+      assert.equal(answer.status, 201, answer.text);
+      assert.equal(answer.headers['idempotent-replayed'], 'true');
+      assert.deepEqual(answer.body, twinsUser.body);
+      assert.ok(Date.now() - started >= 550, 'it waited for the twin');
+    } finally {
+      twin.release();
+    }
+    assert.equal(await userCount(token), 1, 'the waiting request did not run again');
+  });
+
+  test('a twin in flight longer than the wait: 409 conflict after about IDEMPOTENCY_IN_FLIGHT_WAIT_MS, nothing created', async () => {
+    const token = await freshToken();
+    const k = key();
+    const { clientId } = await t.clients.authenticate(`Bearer ${token}`);
+    const twin = await t.db.pool.connect();
+    try {
+      await twin.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`idempotency:${clientId}:${k}`]);
+      const started = Date.now();
+      const refused = await t.call('POST', '/api/v1/users/', { token, body: { locale: 'en' }, headers: { 'idempotency-key': k } });
+      const waited = Date.now() - started;
+      assertProblem(refused, 409, 'conflict');
+      assert.ok(waited >= IDEMPOTENCY_IN_FLIGHT_WAIT_MS - 300 && waited < IDEMPOTENCY_IN_FLIGHT_WAIT_MS + 2_000, `waited ${waited} ms`);
+    } finally {
+      await twin.query('SELECT pg_advisory_unlock_all()');
+      twin.release();
+    }
+    assert.equal(await userCount(token), 0);
+    // Once the twin is gone, the key runs.
+    const after = await t.call('POST', '/api/v1/users/', { token, body: { locale: 'en' }, headers: { 'idempotency-key': k } });
+    assert.equal(after.status, 201, after.text);
   });
 });
 

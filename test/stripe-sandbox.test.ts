@@ -5,12 +5,18 @@
 // sends on the wire.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import Stripe from 'stripe';
 import { STRIPE_API_VERSION } from '../src/modules/payments/stripe-processor.ts';
+import { ensureCertificate } from '../src/platform/http/tls.ts';
+import { createStripeSandbox } from '../src/sandbox/stripe/index.ts';
 import { idempotencyLockName } from '../src/sandbox/stripe/store.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
 import { CARDS } from './payments-support.ts';
@@ -661,7 +667,7 @@ describe('signed webhooks with retries', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    ctx.sandbox.addWebhookEndpoint({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` });
+    await ctx.sandbox.addWebhookEndpoint({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` });
   });
   after(async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -825,5 +831,74 @@ describe('wire: what the service’s adapter sends', () => {
       { method: 'GET', path: `/v1/payment_methods/${pm}`, params: {} },
       { method: 'POST', path: `/v1/payment_methods/${pm}/detach`, params: {} },
     ]);
+  });
+});
+
+describe('two sandbox processes on one database share the webhook endpoints', () => {
+  let ctx: TestContext;
+  let dir: string;
+  let server: HttpsServer;
+  const received: { headers: IncomingMessage['headers']; body: string }[] = [];
+
+  before(async () => {
+    ctx = await setupTestApp();
+    // An HTTPS endpoint with its own self-signed certificate, as a service instance has.
+    dir = await mkdtemp(path.join(os.tmpdir(), 'sandbox-endpoints-'));
+    const material = await ensureCertificate({ certFile: path.join(dir, 'cert.pem'), keyFile: path.join(dir, 'key.pem'), generated: true });
+    server = createHttpsServer({ cert: material.cert, key: material.key }, (req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () => {
+        received.push({ headers: req.headers, body });
+        res.writeHead(200).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(dir, { recursive: true, force: true });
+    await ctx?.close();
+  });
+
+  test('one registers (pinned certificate, extra header), the other creates and delivers the event there; registering again updates', async () => {
+    const cert = await readFile(path.join(dir, 'cert.pem'), 'utf8');
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/stripe`;
+    // Process A (the test app's sandbox) registers; process B is a second sandbox on the same database.
+    await ctx.sandbox.addWebhookEndpoint({ url, pinnedCertificatePem: cert, headers: { 'x-forwarded-proto': 'https', 'x-registered': 'first' } });
+    await ctx.sandbox.addWebhookEndpoint({ url, pinnedCertificatePem: cert, headers: { 'x-forwarded-proto': 'https', 'x-registered': 'again' } });
+    const other = await createStripeSandbox({ db: ctx.db, clock: ctx.clock, apiVersion: STRIPE_API_VERSION });
+    try {
+      const otherUrl = await other.listen({ port: 0 });
+      const created = await fetch(`${otherUrl}/v1/customers`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${other.keys.secretKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'email=two-processes%40example.com',
+      }).then(async (r) => (await r.json()) as { id: string });
+      assert.deepEqual(await other.runDueWork(), { expired: 0, delivered: 1, retried: 0 }, 'B delivers to the endpoint A registered, once');
+      assert.equal(received.length, 1);
+      const [delivery] = received;
+      assert.equal(delivery?.headers['x-registered'], 'again', 'as registered last');
+      assert.equal(delivery?.headers['x-forwarded-proto'], 'https');
+      const event = Stripe.webhooks.constructEvent(
+        delivery?.body ?? '',
+        String(delivery?.headers['stripe-signature']),
+        ctx.sandbox.keys.webhookSecret,
+        300,
+        undefined,
+        ctx.clock.now().getTime(),
+      );
+      assert.equal((event.data.object as { id: string }).id, created.id);
+      assert.equal((event as unknown as { pending_webhooks: number }).pending_webhooks, 1, 'one endpoint, not one per registration');
+      const deliveries = await ctx.sandbox.deliveries(event.id);
+      assert.deepEqual(
+        deliveries.map((d) => [d.endpoint, d.attempts, d.deliveredAt !== null]),
+        [[url, 1, true]],
+      );
+    } finally {
+      await other.close();
+    }
   });
 });

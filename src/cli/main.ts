@@ -14,7 +14,8 @@ import { systemClock } from '../platform/clock.ts';
 import { type Config, ConfigError, loadConfig } from '../platform/config.ts';
 import { createDatabase, type Database } from '../platform/db.ts';
 import { startEmbeddedPostgres } from '../platform/embedded-postgres.ts';
-import { migrate } from '../platform/migrations.ts';
+import { type MigrationResult, migrate } from '../platform/migrations.ts';
+import { runSandboxCpo } from './sandbox-cpo.ts';
 
 const USAGE = `Usage: charging-access <command> [options]
 
@@ -37,6 +38,9 @@ Commands:
   cpo disconnect NAME                                       unregister at the CPO and stop using the connection
   cpo sync NAME [--full]                                    pull the CPO's locations, tariffs, sessions and CDRs now
   cpo rotate NAME                                           renew both credentials tokens of a connection
+  sandbox cpo                                               run the sandbox CPO network as its own process (for service instances
+                                                            started with CPO_SANDBOX=false): waits for the service at PUBLIC_BASE_URL,
+                                                            connects the network over OCPI if not yet connected, serves until Ctrl-C
   migrate                                                   apply database migrations
 
 The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).`;
@@ -46,17 +50,19 @@ class UsageError extends Error {}
 interface Session {
   config: Config;
   db: Database;
+  /** What opening the session applied (every command migrates first). */
+  migrations: MigrationResult;
   close(): Promise<void>;
 }
 
-async function openSession(): Promise<Session> {
-  const config = loadConfig();
+async function openSession(config: Config = loadConfig()): Promise<Session> {
   const embedded = config.databaseUrl
     ? undefined
     : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'cli', log: (msg) => process.stderr.write(`${msg}\n`) });
   const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 2, applicationName: 'charging-access-cli' });
+  let migrations: MigrationResult;
   try {
-    await migrate(db);
+    migrations = await migrate(db);
   } catch (error) {
     await db.close();
     await embedded?.stop();
@@ -65,6 +71,7 @@ async function openSession(): Promise<Session> {
   return {
     config,
     db,
+    migrations,
     async close() {
       await db.close();
       await embedded?.stop();
@@ -96,7 +103,7 @@ function progress(unit: string): Progress | undefined {
   };
 }
 
-function ocpiOf(session: Session) {
+function ocpiOf(session: Pick<Session, 'config' | 'db'>) {
   const { config, db } = session;
   return createOcpi({
     db,
@@ -127,6 +134,13 @@ function syncProgress(): SyncProgress | undefined {
 /** The warning a bulk load's human output ends with when vacuuming the tables after it failed (the load stands). */
 function vacuumWarning(loaded: { vacuumError?: string }): string {
   return loaded.vacuumError ? `\nwarning: vacuuming the station tables afterwards failed (${loaded.vacuumError}); the load stands` : '';
+}
+
+/** What `migrate` did, in one line: the migrations it applied now, or that there was nothing to do. */
+function migrationSummary(applied: string[], alreadyApplied: number): string {
+  if (applied.length === 0) return `migrations are up to date (${alreadyApplied} applied earlier)`;
+  const earlier = alreadyApplied === 0 ? '' : `; ${alreadyApplied} applied earlier`;
+  return `applied ${applied.length} migration${applied.length === 1 ? '' : 's'}: ${applied.join(', ')}${earlier}`;
 }
 
 function print(json: boolean, value: unknown, text: string): void {
@@ -177,6 +191,7 @@ async function run(argv: string[]): Promise<void> {
     'cpo disconnect',
     'cpo sync',
     'cpo rotate',
+    'sandbox cpo',
     'migrate',
   ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"`);
@@ -194,11 +209,18 @@ async function run(argv: string[]): Promise<void> {
     if (!/^https?:\/\/\S+$/.test(values['logo-url'])) throw new UsageError('--logo-url must be an http(s) URL');
   }
 
+  if (command === 'sandbox cpo') {
+    const config = loadConfig();
+    await runSandboxCpo({ config, openSession: () => openSession(config), ocpiOf });
+    return;
+  }
+
   const session = await openSession();
   try {
     switch (command) {
       case 'migrate': {
-        print(json, { migrated: true }, 'migrations are up to date');
+        const { applied, alreadyApplied } = session.migrations;
+        print(json, { migrated: true, applied, already_applied: alreadyApplied }, migrationSummary(applied, alreadyApplied));
         break;
       }
       case 'clients create': {

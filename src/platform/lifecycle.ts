@@ -42,3 +42,18 @@ export function createStopList(options: { stepTimeoutMs: number }): StopList {
     },
   };
 }
+
+/** A listener that cannot bind says which setting names its port. */
+export async function listening<T>(what: string, variable: string, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException & { address?: string; port?: number };
+    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
+      const where = e.address !== undefined ? ` ${e.address}:${e.port}` : '';
+      const why = e.code === 'EADDRINUSE' ? 'the address is already in use' : e.code === 'EACCES' ? 'permission denied' : 'no such local address';
+      throw new Error(`${what} cannot listen on${where} (${variable}): ${why}`);
+    }
+    throw error;
+  }
+}

@@ -3,11 +3,15 @@
 // The effect and the stored answer commit in one transaction, so a stored
 // answer always matches a committed effect and a failed attempt leaves nothing
 // behind (it may be retried with the same key). A transaction-scoped advisory
-// lock on (client, key) makes concurrent retries safe: while the first attempt
-// runs, others get 409 conflict; after it commits, they get its answer replayed.
+// lock on (client, key) makes concurrent retries safe, across processes: a
+// finished request's answer is replayed without the lock (so replays never
+// refuse one another); a request whose twin is still in flight polls until it
+// commits and replays its answer, or answers 409 conflict after
+// IDEMPOTENCY_IN_FLIGHT_WAIT_MS.
 // Only successful answers are stored: an error changed nothing, so the retry
 // simply runs again. Records expire after 24 hours.
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
 import type { Database, Queryable } from '../db.ts';
 import { AppError } from '../errors.ts';
@@ -46,47 +50,71 @@ export function requestFingerprint(method: string, url: string, body: unknown): 
     .digest('hex');
 }
 
-export function createIdempotency(deps: { db: Database; clock: Clock }) {
+/** How long a request waits for its in-flight twin (same client and key) before 409 conflict. */
+export const IDEMPOTENCY_IN_FLIGHT_WAIT_MS = 5_000;
+const IN_FLIGHT_POLL_MIN_MS = 10;
+const IN_FLIGHT_POLL_MAX_MS = 200;
+
+export function createIdempotency(deps: { db: Database; clock: Clock; inFlightWaitMs?: number }) {
   const { db, clock } = deps;
+  const inFlightWaitMs = deps.inFlightWaitMs ?? IDEMPOTENCY_IN_FLIGHT_WAIT_MS;
 
   /**
    * Runs `work` in a transaction. With a key: replays the stored answer of an
    * earlier identical request, refuses a different request under the same key
-   * (422) or one still in flight (409), and otherwise stores the answer in the
-   * same transaction as the effect.
+   * (422), waits for a twin still in flight (409 if it outlasts the wait), and
+   * otherwise stores the answer in the same transaction as the effect.
    */
   async function run(request: IdempotentRequest, work: (tx: Queryable) => Promise<StoredAnswer>): Promise<StoredAnswer & { replayed: boolean }> {
     if (request.key === undefined) return { ...(await db.transaction(work)), replayed: false };
     const fingerprint = requestFingerprint(request.method, request.url, request.body);
     const { clientId, key } = request;
-    return db.transaction(async (tx) => {
-      const { rows: locked } = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok', [
-        `idempotency:${clientId}:${key}`,
-      ]);
-      if (!locked[0]?.ok) {
+    const deadline = Date.now() + inFlightWaitMs;
+    for (let attempt = 0; ; attempt++) {
+      // A finished request is replayed from its stored answer without the lock:
+      // replays must not queue behind (or refuse) one another.
+      const stored = await storedAnswer(db, clientId, key, fingerprint);
+      if (stored) return stored;
+      const outcome = await db.transaction(async (tx) => {
+        const { rows: locked } = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok', [
+          `idempotency:${clientId}:${key}`,
+        ]);
+        if (!locked[0]?.ok) return undefined;
+        // The twin may have committed between the read above and the lock.
+        const replay = await storedAnswer(tx, clientId, key, fingerprint);
+        if (replay) return replay;
+        await tx.query('DELETE FROM idempotency_keys WHERE client_id = $1 AND key = $2', [clientId, key]);
+        const answer = await work(tx);
+        await tx.query(
+          `INSERT INTO idempotency_keys (client_id, key, fingerprint, response_status, response_body, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6)`,
+          [clientId, key, fingerprint, answer.status, answer.body === undefined ? null : JSON.stringify(answer.body), clock.now()],
+        );
+        return { ...answer, replayed: false };
+      });
+      if (outcome) return outcome;
+      // The twin is in flight (in this process or another): wait for it, without
+      // holding a connection, and replay its answer; refuse only if it takes too long.
+      const pause = Math.min(IN_FLIGHT_POLL_MAX_MS, IN_FLIGHT_POLL_MIN_MS * 2 ** attempt);
+      if (Date.now() + pause > deadline) {
         throw new AppError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
       }
-      const now = clock.now();
-      const { rows } = await tx.query<{ fingerprint: string; response_status: number; response_body: unknown; created_at: Date }>(
-        'SELECT fingerprint, response_status, response_body, created_at FROM idempotency_keys WHERE client_id = $1 AND key = $2',
-        [clientId, key],
-      );
-      const previous = rows[0];
-      if (previous && now.getTime() - previous.created_at.getTime() < IDEMPOTENCY_TTL_MS) {
-        if (previous.fingerprint !== fingerprint) {
-          throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request (method, path or body).');
-        }
-        return { status: previous.response_status, body: previous.response_body, replayed: true };
-      }
-      if (previous) await tx.query('DELETE FROM idempotency_keys WHERE client_id = $1 AND key = $2', [clientId, key]);
-      const answer = await work(tx);
-      await tx.query(
-        `INSERT INTO idempotency_keys (client_id, key, fingerprint, response_status, response_body, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6)`,
-        [clientId, key, fingerprint, answer.status, answer.body === undefined ? null : JSON.stringify(answer.body), now],
-      );
-      return { ...answer, replayed: false };
-    });
+      await sleep(pause);
+    }
+  }
+
+  /** The stored answer for (client, key) if it is still valid; 422 if it was stored for another request. */
+  async function storedAnswer(q: Queryable, clientId: string, key: string, fingerprint: string): Promise<(StoredAnswer & { replayed: true }) | undefined> {
+    const { rows } = await q.query<{ fingerprint: string; response_status: number; response_body: unknown; created_at: Date }>(
+      'SELECT fingerprint, response_status, response_body, created_at FROM idempotency_keys WHERE client_id = $1 AND key = $2',
+      [clientId, key],
+    );
+    const previous = rows[0];
+    if (!previous || clock.now().getTime() - previous.created_at.getTime() >= IDEMPOTENCY_TTL_MS) return undefined;
+    if (previous.fingerprint !== fingerprint) {
+      throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request (method, path or body).');
+    }
+    return { status: previous.response_status, body: previous.response_body, replayed: true };
   }
 
   /** Deletes expired records; run periodically. */

@@ -36,8 +36,8 @@ export interface EngineOptions {
   fingerprintKey: string;
   /** Base URL of the browser stand-in (/sandbox/...), shown in next_action. */
   browserBaseUrl: string | undefined;
-  /** Webhook endpoints that get a delivery for each new event. */
-  endpoints: () => string[];
+  /** Webhook endpoints that get a delivery for each new event (read in the event's transaction). */
+  endpoints: (tx: Queryable) => Promise<string[]>;
 }
 
 export interface ApiCall {
@@ -131,7 +131,7 @@ export function createEngine(options: EngineOptions) {
   // --- events ---------------------------------------------------------------
 
   async function emit(ctx: Ctx, type: string, object: unknown, previous?: Record<string, unknown>): Promise<void> {
-    const endpoints = options.endpoints();
+    const endpoints = await options.endpoints(ctx.tx);
     const event: EventObject = {
       id: newId('evt'),
       object: 'event',

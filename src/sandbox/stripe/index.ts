@@ -51,7 +51,6 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
   const { db, clock } = options;
   const log = options.log ?? (() => {});
   const keys = await store.accountKeys(db, freshKeys(), clock.now());
-  const endpoints = new Map<string, WebhookEndpoint>();
   const requestLog: RecordedRequest[] = [];
   const engine = createEngine({
     clock,
@@ -59,7 +58,8 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
     holdValidityMs: options.holdValidityMs ?? DEFAULT_HOLD_VALIDITY_MS,
     fingerprintKey: keys.webhookSecret,
     browserBaseUrl: options.browserBaseUrl,
-    endpoints: () => [...endpoints.keys()],
+    // In PostgreSQL, not in this process: any process creating an event or delivering it sees every endpoint as registered.
+    endpoints: (tx) => store.webhookEndpointUrls(tx),
   });
 
   let server: Server | undefined;
@@ -87,9 +87,8 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
       await Promise.all(
         due.map(async (delivery) => {
           const payload = JSON.stringify(stripeOrder(delivery.event), null, 2);
-          const endpoint = endpoints.get(delivery.endpoint) ?? { url: delivery.endpoint };
           const sentAt = clock.now();
-          const result = await postWebhook(endpoint, payload, signatureHeader(payload, keys.webhookSecret, Math.floor(sentAt.getTime() / 1000)));
+          const result = await postWebhook(delivery.target, payload, signatureHeader(payload, keys.webhookSecret, Math.floor(sentAt.getTime() / 1000)));
           const ok = result.status !== null && result.status >= 200 && result.status < 300;
           const now = clock.now();
           const attempts = delivery.attempts + 1;
@@ -184,10 +183,8 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
       return url;
     },
 
-    /** Every event from now on is also delivered to this endpoint. */
-    addWebhookEndpoint(endpoint: WebhookEndpoint): void {
-      endpoints.set(endpoint.url, endpoint);
-    },
+    /** Every event from now on is also delivered to this endpoint (by any sandbox process on this database); the same URL again updates it. */
+    addWebhookEndpoint: (endpoint: WebhookEndpoint): Promise<void> => store.upsertWebhookEndpoint(db, endpoint, clock.now()),
 
     /** Delivers and lapses in the background: at once after each change, and every `intervalMs`. */
     startBackgroundWork(intervalMs = 500): void {

@@ -191,6 +191,28 @@ export async function dueExpiries(db: Queryable, now: Date, limit: number): Prom
   return rows.map((r) => r.id);
 }
 
+// --- Webhook endpoints --------------------------------------------------------
+
+export interface StoredWebhookEndpoint {
+  url: string;
+  pinnedCertificatePem?: string;
+  headers?: Record<string, string>;
+}
+
+/** Registers an endpoint, or updates the one with the same URL. */
+export async function upsertWebhookEndpoint(db: Queryable, endpoint: StoredWebhookEndpoint, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO stripe_sandbox.webhook_endpoints (url, pinned_certificate_pem, headers, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+     ON CONFLICT (url) DO UPDATE SET pinned_certificate_pem = EXCLUDED.pinned_certificate_pem, headers = EXCLUDED.headers, updated_at = EXCLUDED.updated_at`,
+    [endpoint.url, endpoint.pinnedCertificatePem ?? null, JSON.stringify(endpoint.headers ?? {}), at],
+  );
+}
+
+export async function webhookEndpointUrls(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ url: string }>('SELECT url FROM stripe_sandbox.webhook_endpoints ORDER BY created_at, url');
+  return rows.map((r) => r.url);
+}
+
 // --- Webhook deliveries -------------------------------------------------------
 
 export async function createDeliveries(tx: Queryable, eventId: string, endpoints: string[], at: Date): Promise<void> {
@@ -205,6 +227,8 @@ export async function createDeliveries(tx: Queryable, eventId: string, endpoints
 export interface DueDelivery {
   eventId: string;
   endpoint: string;
+  /** The endpoint as registered now (a delivery to a URL no longer registered goes out with no pin and no extra headers). */
+  target: StoredWebhookEndpoint;
   attempts: number;
   createdAt: Date;
   event: unknown;
@@ -215,17 +239,39 @@ export interface DueDelivery {
  * that several sandbox processes never deliver the same one at once.
  */
 export async function claimDueDeliveries(db: Database, now: Date, leaseMs: number, limit: number): Promise<DueDelivery[]> {
-  const { rows } = await db.query<{ event_id: string; endpoint: string; attempts: number; created_at: Date; data: unknown }>(
+  const { rows } = await db.query<{
+    event_id: string;
+    endpoint: string;
+    attempts: number;
+    created_at: Date;
+    data: unknown;
+    pinned_certificate_pem: string | null;
+    headers: Record<string, string> | null;
+  }>(
     `WITH due AS (
        SELECT event_id, endpoint FROM stripe_sandbox.webhook_deliveries
-        WHERE next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-     UPDATE stripe_sandbox.webhook_deliveries d SET next_attempt_at = $2
-       FROM due, stripe_sandbox.events e
-      WHERE d.event_id = due.event_id AND d.endpoint = due.endpoint AND e.id = d.event_id
-     RETURNING d.event_id, d.endpoint, d.attempts, d.created_at, e.data`,
+        WHERE next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED),
+     claimed AS (
+       UPDATE stripe_sandbox.webhook_deliveries d SET next_attempt_at = $2
+         FROM due, stripe_sandbox.events e
+        WHERE d.event_id = due.event_id AND d.endpoint = due.endpoint AND e.id = d.event_id
+       RETURNING d.event_id, d.endpoint, d.attempts, d.created_at, e.data)
+     SELECT c.*, w.pinned_certificate_pem, w.headers
+       FROM claimed c LEFT JOIN stripe_sandbox.webhook_endpoints w ON w.url = c.endpoint`,
     [now, new Date(now.getTime() + leaseMs), limit],
   );
-  return rows.map((r) => ({ eventId: r.event_id, endpoint: r.endpoint, attempts: r.attempts, createdAt: r.created_at, event: r.data }));
+  return rows.map((r) => ({
+    eventId: r.event_id,
+    endpoint: r.endpoint,
+    target: {
+      url: r.endpoint,
+      ...(r.pinned_certificate_pem ? { pinnedCertificatePem: r.pinned_certificate_pem } : {}),
+      ...(r.headers && Object.keys(r.headers).length > 0 ? { headers: r.headers } : {}),
+    },
+    attempts: r.attempts,
+    createdAt: r.created_at,
+    event: r.data,
+  }));
 }
 
 export async function recordDeliveryAttempt(
