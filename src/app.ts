@@ -24,9 +24,11 @@ import type { Database } from './platform/db.ts';
 import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platform/errors.ts';
 import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
+import { limitRequestsPerClient } from './platform/http/rate-limit.ts';
 import { ProblemSchema } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 import type { JobHandler } from './platform/jobs.ts';
+import { createRateLimiter } from './platform/rate-limit/limiter.ts';
 
 export interface AppDeps {
   config: Config;
@@ -215,6 +217,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   await app.register(
     async (api) => {
       requireBearerToken(api as HttpApp, deps.authenticate);
+      const limiter = createRateLimiter({ db, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message) });
+      limitRequestsPerClient(api as HttpApp, { limiter, defaultPerMinute: config.rateLimitPerMinute });
       await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
       await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
       if (payments) await api.register(paymentsRoutes({ payments, idempotency, publicBaseUrl: config.publicBaseUrl }));
