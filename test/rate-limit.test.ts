@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { buildApp } from '../src/app.ts';
 import { createClientsService } from '../src/modules/clients/service.ts';
 import * as ocpiRepo from '../src/modules/ocpi/repository.ts';
+import { loadConfig } from '../src/platform/config.ts';
 import { createDatabase } from '../src/platform/db.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
 import { WINDOW_MS } from '../src/platform/rate-limit/limiter.ts';
@@ -235,10 +236,9 @@ describe('rate limits of OCPI peers', () => {
   });
 });
 
-// testConfig is the parser the service uses: the settings are validated with the variable named.
 describe('rate limit settings', () => {
   it('defaults to 1200 per client and 120000 per OCPI connection; refuses a bad value naming the variable', () => {
-    const config = testConfig();
+    const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: '/nonexistent-test-data' });
     assert.equal(config.rateLimitPerMinute, 1200);
     assert.equal(config.ocpi.rateLimitPerMinute, 120_000);
     assert.throws(() => testConfig({ RATE_LIMIT_PER_MINUTE: 'many' }), /RATE_LIMIT_PER_MINUTE: must be an integer/);
