@@ -82,7 +82,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
         description:
           'HTTPS JSON API of the Charging Access e-Mobility Service Provider: users, billing details, payment methods, station discovery and charging sessions. ' +
           'Every /api/v1 request needs `Authorization: Bearer <token>` (a JWT issued by the operator). Errors are RFC 9457 problem+json bodies whose `error.type` is the machine-readable code. ' +
-          'POST, PUT, PATCH and DELETE accept an `Idempotency-Key` header.',
+          'POST, PUT, PATCH and DELETE accept an `Idempotency-Key` header. ' +
+          'Requests are rate limited per client (requests per minute, set by the operator): answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; past the limit, 429 `rate_limited` with `Retry-After`.',
       },
       servers: [{ url: config.publicBaseUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },

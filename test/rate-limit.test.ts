@@ -165,6 +165,24 @@ describe('rate limits of the client API', () => {
     }
   });
 
+  it('forgets windows older than the previous one', async () => {
+    nextWindow();
+    const { token } = await ctx.newClient();
+    const counted = async () =>
+      (
+        await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM rate_limit_windows WHERE window_start < $1', [
+          new Date(ctx.clock.now().getTime() - WINDOW_MS),
+        ])
+      ).rows[0]?.n;
+    assert.equal((await ctx.call('GET', LIST, { token })).status, 200);
+    nextWindow();
+    nextWindow();
+    assert.ok(((await counted()) ?? 0) > 0, 'windows of earlier tests are there');
+    assert.equal((await ctx.call('GET', LIST, { token })).status, 200, 'the first request of a window starts the purge');
+    for (let i = 0; i < 50 && (await counted()) !== 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(await counted(), 0);
+  });
+
   it('admits requests (fails open) when the limiter cannot reach its database', async () => {
     nextWindow();
     const db = createDatabase(databaseUrl, { max: 2 });
