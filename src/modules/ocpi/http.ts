@@ -86,7 +86,8 @@ export function installOcpiEdge(app: FastifyInstance, deps: { auth: OcpiAuth; cl
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof OcpiError) {
-      if (error.httpStatus >= 400 && error.httpStatus !== 401) {
+      // Refusals of a bad token or of a peer over its rate limit come in floods: not logged one by one.
+      if (error.httpStatus >= 400 && error.httpStatus !== 401 && error.httpStatus !== 429) {
         request.log.info({ ocpi_status: error.statusCode, peer_request_id: request.id, reason: error.message }, 'OCPI request refused');
       }
       return sendOcpi(reply, deps.clock, error.httpStatus, undefined, error.statusCode, error.message);

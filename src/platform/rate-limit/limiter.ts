@@ -140,9 +140,14 @@ export function createRateLimiter(deps: RateLimiterDeps) {
         return decision(true);
       }
       if (w.exhausted) return decision(false);
-      if (Date.now() < retryAt) return decision(true); // failing open: the database did not answer
+      if (failingSince !== undefined) {
+        // Failing open: no request waits for a database that did not answer (a connection timeout each time);
+        // one take per subject and second tries again in the background.
+        if (Date.now() >= retryAt) void take(w, subject);
+        return decision(true);
+      }
       await take(w, subject);
-      if (Date.now() < retryAt && w.allowance === 0) return decision(true);
+      if (failingSince !== undefined && w.allowance === 0) return decision(true);
     }
   }
 
