@@ -24,9 +24,11 @@ import type { Database } from './platform/db.ts';
 import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platform/errors.ts';
 import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
+import { limitRequestsPerClient } from './platform/http/rate-limit.ts';
 import { ProblemSchema } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 import type { JobHandler } from './platform/jobs.ts';
+import { createRateLimiter } from './platform/rate-limit/limiter.ts';
 import { CATALOGUE_PART, type Readiness } from './platform/readiness.ts';
 
 export interface AppDeps {
@@ -85,7 +87,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
         description:
           'HTTPS JSON API of the Charging Access e-Mobility Service Provider: users, billing details, payment methods, station discovery and charging sessions. ' +
           'Every /api/v1 request needs `Authorization: Bearer <token>` (a JWT issued by the operator). Errors are RFC 9457 problem+json bodies whose `error.type` is the machine-readable code. ' +
-          'POST, PUT, PATCH and DELETE accept an `Idempotency-Key` header.',
+          'POST, PUT, PATCH and DELETE accept an `Idempotency-Key` header. ' +
+          'Requests are rate limited per client (requests per minute, set by the operator): answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; past the limit, 429 `rate_limited` with `Retry-After`.',
       },
       servers: [{ url: config.publicBaseUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
@@ -238,6 +241,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   await app.register(
     async (api) => {
       requireBearerToken(api as HttpApp, deps.authenticate);
+      const limiter = createRateLimiter({ db, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message) });
+      limitRequestsPerClient(api as HttpApp, { limiter, defaultPerMinute: config.rateLimitPerMinute });
       await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
       const readiness = deps.readiness;
       await api.register(

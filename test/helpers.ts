@@ -60,8 +60,17 @@ export function testKeys(): SigningKeys {
   return { algorithm: 'EdDSA', privateKey, verifyKey: publicKey };
 }
 
+// Test clocks stand still, so a file's requests all fall in one rate-limit window: the default limit is set far
+// above what a file sends (the limiter still counts every request); test/rate-limit.test.ts sets its own.
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ NODE_ENV: 'test', DATA_DIR: '/nonexistent-test-data', LOG_LEVEL: 'silent', PUBLIC_BASE_URL: BASE_URL, ...env });
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: '/nonexistent-test-data',
+    LOG_LEVEL: 'silent',
+    PUBLIC_BASE_URL: BASE_URL,
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    ...env,
+  });
 }
 
 export interface CallOptions {

@@ -23,6 +23,8 @@ Commands:
   clients create --name NAME [--expires-in 30d] [--json]   create an API client and its first token
   clients list [--json]                                     list API clients
   clients disable CLIENT_ID                                 disable a client (its tokens stop working within 5 s)
+  clients update CLIENT_ID --rate-limit N                   set the client's requests per minute (0 = unlimited,
+                                                            "default" = RATE_LIMIT_PER_MINUTE); applies within 5 s
   tokens issue CLIENT_ID [--expires-in 30d] [--json]        issue another token for a client
   tokens revoke JTI                                         revoke a token by its id (jti)
   stations generate --locations N [--seed S]               generate a Europe-wide OCPI catalogue and load it
@@ -154,6 +156,7 @@ async function run(argv: string[]): Promise<void> {
     options: {
       name: { type: 'string' },
       'expires-in': { type: 'string' },
+      'rate-limit': { type: 'string' },
       json: { type: 'boolean', default: false },
       locations: { type: 'string' },
       seed: { type: 'string' },
@@ -178,6 +181,7 @@ async function run(argv: string[]): Promise<void> {
     'clients create',
     'clients list',
     'clients disable',
+    'clients update',
     'tokens issue',
     'tokens revoke',
     'stations generate',
@@ -196,7 +200,11 @@ async function run(argv: string[]): Promise<void> {
   ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}"`);
   if (command === 'clients create' && !values.name) throw new UsageError('clients create needs --name NAME');
-  if (['clients disable', 'tokens issue', 'tokens revoke'].includes(command) && !arg) throw new UsageError(`${command} needs an id`);
+  if (['clients disable', 'clients update', 'tokens issue', 'tokens revoke'].includes(command) && !arg) throw new UsageError(`${command} needs an id`);
+  const rateLimit = values['rate-limit'];
+  if (command === 'clients update' && (rateLimit === undefined || (rateLimit !== 'default' && !/^\d{1,10}$/.test(rateLimit)))) {
+    throw new UsageError('clients update needs --rate-limit N (requests per minute; 0 = unlimited, "default" = RATE_LIMIT_PER_MINUTE)');
+  }
   if (['stations import', 'partners add', 'partners remove', 'cpo disconnect', 'cpo sync', 'cpo rotate'].includes(command) && !arg) {
     throw new UsageError(`${command} needs an argument`);
   }
@@ -236,17 +244,32 @@ async function run(argv: string[]): Promise<void> {
           created_at: r.created_at.toISOString(),
           disabled_at: r.disabled_at?.toISOString() ?? null,
           active_tokens: r.active_tokens,
+          rate_limit_per_minute: r.rate_limit_per_minute,
         }));
+        const shownLimit = (perMinute: number | null) =>
+          perMinute === null ? `rate=${session.config.rateLimitPerMinute || 'unlimited'}/min (default)` : `rate=${perMinute || 'unlimited'}/min`;
         const text =
           list.length === 0
             ? 'no clients'
-            : list.map((c) => `${c.client_id}  ${c.disabled_at ? 'disabled' : 'active  '}  tokens=${c.active_tokens}  ${c.name}`).join('\n');
+            : list
+                .map(
+                  (c) =>
+                    `${c.client_id}  ${c.disabled_at ? 'disabled' : 'active  '}  tokens=${c.active_tokens}  ${shownLimit(c.rate_limit_per_minute)}  ${c.name}`,
+                )
+                .join('\n');
         print(json, list, text);
         break;
       }
       case 'clients disable': {
         await (await clientsService(session)).disableClient(arg as string);
         print(json, { client_id: arg, disabled: true }, `client ${arg} disabled`);
+        break;
+      }
+      case 'clients update': {
+        const perMinute = rateLimit === 'default' ? null : Number(rateLimit);
+        await (await clientsService(session)).setRateLimit(arg as string, perMinute);
+        const shown = perMinute === null ? `the default (${session.config.rateLimitPerMinute || 'unlimited'})` : perMinute || 'unlimited';
+        print(json, { client_id: arg, rate_limit_per_minute: perMinute }, `client ${arg}: ${shown} requests per minute`);
         break;
       }
       case 'tokens issue': {

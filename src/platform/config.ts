@@ -60,6 +60,8 @@ export interface Config {
   connections: { firstByteMs: number; headersMs: number; requestMs: number; keepAliveMs: number };
   /** How long a token/client check is cached; revocation takes effect within this time. */
   authCacheTtlMs: number;
+  /** Requests per minute of an API client without its own limit (`clients update --rate-limit`); 0 = unlimited. */
+  rateLimitPerMinute: number;
   /** On a first start with an empty catalogue, generate this many locations (0: none). */
   stationsDefaultLocations: number;
   stationsSeed: number;
@@ -114,6 +116,8 @@ export interface OcpiConfig {
   pageLimit: number;
   /** Per-attempt timeout of calls to CPOs. */
   requestTimeoutMs: number;
+  /** Requests per minute each OCPI connection (peer) may make to us; 0 = unlimited. */
+  rateLimitPerMinute: number;
   /** Pull Locations/Tariffs/Sessions/CDRs changed since the last pull this often (0: never). */
   reconcileIntervalMs: number;
   /** The built-in sandbox CPO network, started beside the service and connected through the credentials handshake. */
@@ -361,6 +365,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     connections: connectionsConfig(env),
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2_000, 0, 5_000),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1_200, 0, 2_147_483_647),
     stationsDefaultLocations: integer(env, 'STATIONS_DEFAULT_LOCATIONS', 20_000, 0, 3_000_000),
     stationsSeed: integer(env, 'STATIONS_SEED', 1, 0, 2 ** 31 - 1),
     pricing: pricingConfig(env),
@@ -403,6 +408,9 @@ function ocpiConfig(env: Env, mode: Config['mode']): OcpiConfig {
     businessName: read(env, 'OCPI_BUSINESS_NAME') ?? 'Charging Access',
     pageLimit: integer(env, 'OCPI_PAGE_LIMIT', 1_000, 10, 10_000),
     requestTimeoutMs: integer(env, 'OCPI_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
+    // A CPO pushes every EVSE status change as its own PATCH: 120,000/min (2,000/s) leaves room for a
+    // network of a million EVSEs changing 1,000 times a second (bench/stations.ts's churn rate).
+    rateLimitPerMinute: integer(env, 'OCPI_RATE_LIMIT_PER_MINUTE', 120_000, 0, 2_147_483_647),
     reconcileIntervalMs: integer(env, 'OCPI_RECONCILE_INTERVAL_MS', 15 * 60_000, 0, 7 * 24 * 3_600_000),
     cpoSandbox: {
       enabled: boolean(env, 'CPO_SANDBOX', mode !== 'production'),

@@ -14,6 +14,14 @@ import * as repo from './repository.ts';
 export interface Principal {
   clientId: string;
   tokenId: string;
+  /** The client's own requests per minute (0 = unlimited); null: the service default. */
+  rateLimitPerMinute: number | null;
+}
+
+/** A credential check beyond the signature: why it fails (undefined: it passes), and the client's rate limit, which comes with it at no extra query. */
+interface CredentialCheck {
+  failure: string | undefined;
+  rateLimitPerMinute: number | null;
 }
 
 export interface IssuedToken {
@@ -83,15 +91,15 @@ export function createClientsService(deps: ClientsServiceDeps) {
   // One refresh at a time per credential: requests arriving while it runs wait
   // for it (or, while the previous answer is younger than twice the TTL and
   // 5 s, use that one), so an expiring entry never sends a burst of queries.
-  const cache = new Map<string, { at: number; failure: string | undefined; refreshing?: Promise<string | undefined> }>();
+  const cache = new Map<string, { at: number; check: CredentialCheck | undefined; refreshing?: Promise<CredentialCheck> }>();
 
-  async function credentialFailure(clientId: string, jti: string): Promise<string | undefined> {
+  async function credentialCheck(clientId: string, jti: string): Promise<CredentialCheck> {
     const key = `${clientId}:${jti}`;
     const now = Date.now(); // wall-clock on purpose: a cache age, not domain time
     const hit = cache.get(key);
-    if (hit && now - hit.at < deps.cacheTtlMs) return hit.failure;
+    if (hit?.check && now - hit.at < deps.cacheTtlMs) return hit.check;
     const staleLimit = Math.min(2 * deps.cacheTtlMs, 5_000); // revocation still takes effect within 5 s
-    if (hit?.refreshing) return now - hit.at < staleLimit ? hit.failure : hit.refreshing;
+    if (hit?.refreshing) return hit.check && now - hit.at < staleLimit ? hit.check : hit.refreshing;
     const refreshing = repo.findCredentialState(db, clientId, jti).then(
       (state) => {
         const failure = !state
@@ -106,22 +114,23 @@ export function createClientsService(deps: ClientsServiceDeps) {
                 !state.token_registered && !deps.acceptUnregisteredTokens
                 ? 'unknown token'
                 : undefined;
+        const check = { failure, rateLimitPerMinute: state?.rate_limit_per_minute ?? null };
         if (cache.size > 50_000) cache.clear();
-        cache.set(key, { at: Date.now(), failure });
-        return failure;
+        cache.set(key, { at: Date.now(), check });
+        return check;
       },
       (error: unknown) => {
         if (hit)
-          cache.set(key, { at: hit.at, failure: hit.failure }); // let the next request try again
+          cache.set(key, { at: hit.at, check: hit.check }); // let the next request try again
         else cache.delete(key);
         throw error;
       },
     );
-    cache.set(key, { at: hit?.at ?? 0, failure: hit?.failure, refreshing });
-    if (hit && now - hit.at < staleLimit) {
+    cache.set(key, { at: hit?.at ?? 0, check: hit?.check, refreshing });
+    if (hit?.check && now - hit.at < staleLimit) {
       // The previous answer serves this request; a failed refresh (database away) is tried again by the next one.
       refreshing.catch(() => {});
-      return hit.failure;
+      return hit.check;
     }
     return refreshing;
   }
@@ -129,7 +138,7 @@ export function createClientsService(deps: ClientsServiceDeps) {
   // A token's signature is verified once; its verified claims are then reused
   // until the token expires (bounded map, expiry checked on every hit against
   // the injected clock). Revocation and disabling are not cached here: they go
-  // through credentialFailure, whose own cache is short.
+  // through credentialCheck, whose own cache is short.
   const verified = new Map<string, { sub?: string; jti?: string; exp?: number }>();
   const VERIFIED_MAX = 10_000;
 
@@ -177,9 +186,9 @@ export function createClientsService(deps: ClientsServiceDeps) {
     if (typeof sub !== 'string' || !isUuid(sub) || typeof jti !== 'string' || jti.length === 0 || jti.length > 200) {
       throw unauthorized('malformed token', true);
     }
-    const failure = await credentialFailure(sub, jti);
+    const { failure, rateLimitPerMinute } = await credentialCheck(sub, jti);
     if (failure) throw unauthorized(failure, true);
-    return { clientId: sub, tokenId: jti };
+    return { clientId: sub, tokenId: jti, rateLimitPerMinute };
   }
 
   return {
@@ -189,6 +198,13 @@ export function createClientsService(deps: ClientsServiceDeps) {
     listClients: () => repo.listClients(db),
     async disableClient(id: string): Promise<void> {
       if (!isUuid(id) || !(await repo.disableClient(db, id, clock.now()))) throw new Error(`no client ${id}`);
+    },
+    /** Sets a client's requests per minute (0 = unlimited; null = the service default); every instance applies it within the credential cache's TTL. */
+    async setRateLimit(id: string, perMinute: number | null): Promise<void> {
+      if (perMinute !== null && (!Number.isSafeInteger(perMinute) || perMinute < 0 || perMinute > 2_147_483_647)) {
+        throw new Error('the rate limit must be an integer >= 0 (0 = unlimited)');
+      }
+      if (!isUuid(id) || !(await repo.setClientRateLimit(db, id, perMinute))) throw new Error(`no client ${id}`);
     },
     async revokeToken(jti: string): Promise<void> {
       if (!(await repo.revokeToken(db, jti, clock.now()))) throw new Error(`no token with id ${jti}`);

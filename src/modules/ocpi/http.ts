@@ -6,6 +6,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { envelope, HEADER, OCPI_STATUS, OcpiError, tokenCandidates } from '../../ocpi/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isDatabaseUnavailable } from '../../platform/db.ts';
+import { rateLimitHeaders } from '../../platform/http/rate-limit.ts';
+import type { RateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Connection } from './repository.ts';
 
 declare module 'fastify' {
@@ -33,7 +35,7 @@ export type TokenAccess = 'registration' | 'registered';
  * Installs authentication, the envelope error handler and the 404 handler on
  * an encapsulated Fastify context (the /ocpi prefix).
  */
-export function installOcpiEdge(app: FastifyInstance, deps: { auth: OcpiAuth; clock: Clock }): void {
+export function installOcpiEdge(app: FastifyInstance, deps: { auth: OcpiAuth; clock: Clock; rateLimit?: { limiter: RateLimiter; perMinute: number } }): void {
   app.decorateRequest('ocpiConnection', undefined);
   app.decorateRequest('ocpiToken', undefined);
   app.decorateRequest('ocpiRawToken', false);
@@ -65,6 +67,17 @@ export function installOcpiEdge(app: FastifyInstance, deps: { auth: OcpiAuth; cl
     request.ocpiConnection = connection;
     request.ocpiToken = token;
     request.ocpiRawToken = raw;
+    const rateLimit = deps.rateLimit;
+    if (rateLimit && rateLimit.perMinute > 0) {
+      const decision = await rateLimit.limiter.admit(`ocpi:${connection.id}`, rateLimit.perMinute);
+      void reply.headers(rateLimitHeaders(decision));
+      if (!decision.allowed) {
+        // OCPI defines no status for this: a transport-level refusal (HTTP 429, as the 401 of a bad token is) with
+        // the generic client error 2000 in the envelope; Retry-After says when the peer's next window opens.
+        void reply.header('Retry-After', String(decision.resetSeconds));
+        throw new OcpiError(429, OCPI_STATUS.clientError, `Too many requests: this connection may make ${rateLimit.perMinute} requests per minute`);
+      }
+    }
     const access = (request.routeOptions.config as { ocpiAccess?: TokenAccess } | undefined)?.ocpiAccess ?? 'registered';
     if (access === 'registered' && connection.incoming_token_kind !== 'C') {
       throw new OcpiError(401, OCPI_STATUS.clientError, 'This token only allows the versions and credentials modules; register first');
@@ -73,7 +86,8 @@ export function installOcpiEdge(app: FastifyInstance, deps: { auth: OcpiAuth; cl
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof OcpiError) {
-      if (error.httpStatus >= 400 && error.httpStatus !== 401) {
+      // Refusals of a bad token or of a peer over its rate limit come in floods: not logged one by one.
+      if (error.httpStatus >= 400 && error.httpStatus !== 401 && error.httpStatus !== 429) {
         request.log.info({ ocpi_status: error.statusCode, peer_request_id: request.id, reason: error.message }, 'OCPI request refused');
       }
       return sendOcpi(reply, deps.clock, error.httpStatus, undefined, error.statusCode, error.message);

@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { pageHeaders, parsePageQuery } from '../../ocpi/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
+import type { RateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Connections } from './connections.ts';
 import { connectionOf, installOcpiEdge, sendOcpi, type TokenAccess } from './http.ts';
 import type { Receivers } from './receivers.ts';
@@ -18,6 +19,8 @@ export interface OcpiRoutesDeps {
   pageLimit: number;
   /** Our OCPI base URL (…/ocpi), for Link headers. */
   baseUrl: string;
+  /** Requests per minute per connection (0 = unlimited), counted across processes. */
+  rateLimit?: { limiter: RateLimiter; perMinute: number };
 }
 
 type Params = Record<string, string>;
@@ -27,7 +30,7 @@ const partyOf = (p: Params) => ({ country_code: p.country_code as string, party_
 export function ocpiRoutes(deps: OcpiRoutesDeps) {
   const { clock, connections, receivers } = deps;
   return async (app: FastifyInstance) => {
-    installOcpiEdge(app, { auth: connections, clock });
+    installOcpiEdge(app, { auth: connections, clock, ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}) });
     // OCPI peers send JSON; some send it as text/plain. Either is read as JSON.
     app.addContentTypeParser('text/plain', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'ignore'));
     const ok = (reply: Parameters<typeof sendOcpi>[0], data?: unknown) => sendOcpi(reply, clock, 200, data);

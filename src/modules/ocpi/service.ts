@@ -4,6 +4,7 @@ import type { CDR } from '../../ocpi/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { OcpiConfig } from '../../platform/config.ts';
 import type { Database } from '../../platform/db.ts';
+import { createRateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Ingestion } from '../stations/ingest.ts';
 import { createCommands } from './commands.ts';
 import { createConnections } from './connections.ts';
@@ -18,7 +19,7 @@ export type OcpiLog = (level: 'info' | 'warn' | 'error', message: string, fields
 export interface OcpiDeps {
   db: Database;
   clock: Clock;
-  config: Pick<OcpiConfig, 'countryCode' | 'partyId' | 'businessName' | 'pageLimit' | 'requestTimeoutMs' | 'reconcileIntervalMs'>;
+  config: Pick<OcpiConfig, 'countryCode' | 'partyId' | 'businessName' | 'pageLimit' | 'requestTimeoutMs' | 'reconcileIntervalMs' | 'rateLimitPerMinute'>;
   /** Base URL of our OCPI interface as peers reach it: <public base URL>/ocpi. */
   baseUrl: string;
   ingestion: Ingestion;
@@ -117,7 +118,16 @@ export function createOcpi(deps: OcpiDeps) {
     sync,
     /** The user hook of the users module: a user's token is pushed to CPOs. */
     userChanged: tokens.userChanged,
-    routes: () => ocpiRoutes({ clock, connections, receivers, tokens, pageLimit: config.pageLimit, baseUrl: deps.baseUrl }),
+    routes: () =>
+      ocpiRoutes({
+        clock,
+        connections,
+        receivers,
+        tokens,
+        pageLimit: config.pageLimit,
+        baseUrl: deps.baseUrl,
+        rateLimit: { limiter: createRateLimiter({ db, clock, log }), perMinute: config.rateLimitPerMinute },
+      }),
 
     /**
      * Pulls everything changed at every connected CPO since the last pull. One pass at a time (a call during a

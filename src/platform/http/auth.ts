@@ -7,6 +7,8 @@ import type { HttpApp } from './server.ts';
 export interface Principal {
   clientId: string;
   tokenId: string;
+  /** The client's own requests per minute (0 = unlimited); null or absent: the service default. */
+  rateLimitPerMinute?: number | null;
 }
 
 export type Authenticate = (authorizationHeader: string | undefined) => Promise<Principal>;
