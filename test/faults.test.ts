@@ -410,3 +410,77 @@ describe('a start-up that fails', () => {
     assert.equal(await postmasterPid(path.join(dataDir, 'postgres')), undefined, 'the embedded PostgreSQL was stopped');
   });
 });
+
+describe('readiness of a starting process', () => {
+  let dataDir: string;
+  let postgres: EmbeddedPostgres;
+
+  before(async () => {
+    dataDir = await tempDir();
+    const dbDir = await tempDir();
+    postgres = await startEmbeddedPostgres({ dataDir: dbDir, role: 'cli', log: () => {} });
+  });
+  after(async () => {
+    await postgres.stop().catch(() => {});
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('until the catalogue is loaded, /readyz and station answers are 503; no station answer is ever an empty 200', async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const started = spawnService({
+      DATA_DIR: dataDir,
+      DATABASE_URL: postgres.url,
+      PORT: String(port),
+      PUBLIC_BASE_URL: base,
+      // A first start: the catalogue arrives from the sandbox CPO network over OCPI, after the service listens.
+      CPO_SANDBOX: 'true',
+      CPO_SANDBOX_PORT: String(await freePort()),
+      CPO_SANDBOX_STATUS_CHANGES_PER_SECOND: '0',
+      STATIONS_DEFAULT_LOCATIONS: '5000',
+    });
+    const seen: { readyz: number; around: number; count?: number }[] = [];
+    let token: string | undefined;
+    const deadline = Date.now() + 120_000;
+    try {
+      for (;;) {
+        assert.equal(started.child.exitCode, null, started.output.join(''));
+        assert.ok(Date.now() < deadline, 'not ready within 120 s');
+        token ??= await readFile(path.join(dataDir, 'demo-token'), 'utf8').then(
+          (text) => text.trim(),
+          () => undefined,
+        );
+        const readyz = await fetch(`${base}/readyz`).then(
+          (res) => res.status,
+          () => 0,
+        );
+        let around = 0;
+        let count: number | undefined;
+        if (token) {
+          const res = await fetch(`${base}/api/v1/stations/around/?latitude=50.11&longitude=8.68&distance=100000`, {
+            headers: { authorization: `Bearer ${token}` },
+          }).catch(() => undefined);
+          around = res?.status ?? 0;
+          const body = (await res?.json().catch(() => undefined)) as { count?: number; error?: { type?: string } } | undefined;
+          if (around === 200) count = body?.count;
+          if (around === 503) assert.equal(body?.error?.type, 'service_unavailable');
+        }
+        seen.push({ readyz, around, ...(count === undefined ? {} : { count }) });
+        if (readyz === 200 && around === 200) break;
+        await sleep(20);
+      }
+    } finally {
+      started.child.kill('SIGTERM');
+      await started.exited;
+    }
+    for (const answer of seen) {
+      assert.ok([0, 503, 200].includes(answer.readyz), `readyz ${answer.readyz}`);
+      assert.ok([0, 503, 200].includes(answer.around), `around ${answer.around}`);
+      if (answer.around === 200) assert.ok((answer.count ?? 0) > 0, 'a station answer before the catalogue was loaded');
+    }
+    const firstReady = seen.findIndex((a) => a.readyz === 200);
+    for (const answer of seen.slice(firstReady)) assert.equal(answer.around, 200, 'once ready, stations are served');
+    const waiting = seen.filter((a) => a.readyz === 503).length;
+    process.stdout.write(`# polls: ${seen.length}, /readyz 503 while loading: ${waiting}, stations 503: ${seen.filter((a) => a.around === 503).length}\n`);
+  });
+});

@@ -20,6 +20,7 @@ import { createDatabase, type Database } from '../src/platform/db.ts';
 import { ERROR_CODES, type ErrorCode } from '../src/platform/errors.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
 import { createJobRunner, type JobRunner } from '../src/platform/jobs.ts';
+import type { Readiness } from '../src/platform/readiness.ts';
 import { sandboxBrowserRoutes } from '../src/sandbox/stripe/browser.ts';
 import { createStripeSandbox, type StripeSandbox } from '../src/sandbox/stripe/index.ts';
 
@@ -127,6 +128,8 @@ export interface TestAppOptions {
   };
   /** Listen on this loopback port (0: any) so peers (the sandbox CPO network) can call the app; PUBLIC_BASE_URL follows. */
   listen?: number;
+  /** What start-up still waits for, as main.ts passes it. */
+  readiness?: Readiness;
 }
 
 /** A free loopback port (for a server whose public URL must be known before it listens). */
@@ -171,6 +174,7 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     catalogue,
     ingestion,
     payments: { processor, removalGuards, processorRoutes: sandboxBrowserRoutes(sandbox) },
+    ...(options.readiness ? { readiness: options.readiness } : {}),
     // TEST_LOG=error (or another level) prints the app's log lines while debugging a test.
     logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
   });

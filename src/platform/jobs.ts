@@ -24,8 +24,10 @@
 //   logged as info: the run still counts as an attempt (so a job cannot defer
 //   itself forever), and at max_attempts it fails like any other.
 // - All times come from the injectable clock and are passed as parameters.
+
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { backgroundFailures } from './background.ts';
 import type { Clock } from './clock.ts';
 import { type Database, listen, type Queryable } from './db.ts';
 
@@ -170,6 +172,10 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const retryDelay = options.retryDelay ?? ((attempt: number) => retryDelayMs(attempt));
   const id = options.id ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const queues = Object.keys(handlers);
+  const claimFailed = backgroundFailures(
+    (level, message, fields) => log(level, message, { ...fields, worker: id }),
+    'claiming jobs failed; retried at the next poll',
+  );
 
   /** Running executions. */
   const active = new Set<Promise<void>>();
@@ -353,7 +359,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         let result = await fill();
         while (result.full) result = await fill();
       } catch (error) {
-        log('error', 'claiming jobs failed; retried at the next poll', { err: errorText(error), worker: id });
+        claimFailed(error instanceof Error ? error : new Error(errorText(error)));
         pending = false;
       }
       if (!stopping) await waitForWake(pollMs);

@@ -5,8 +5,10 @@
 // Receiver, simulates charging, and pushes EVSE statuses, Sessions and CDRs.
 // Its state is in PostgreSQL (schema cpo_sandbox). It knows nothing of the
 // eMSP it talks to. README.md: routes, scenario EVSEs, timing.
+
 import type { AddressInfo } from 'node:net';
 import { EVSE_STATUSES, type EvseStatus, type OcpiEvse, type OcpiLocation } from '../../ocpi/locations-tariffs.ts';
+import { backgroundFailures } from '../../platform/background.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { createNetwork } from './network.ts';
@@ -95,6 +97,8 @@ function positive(name: string, value: number, allowZero = false): number {
 export async function createCpoSandbox(options: CpoSandboxOptions) {
   const { db, clock } = options;
   const log: Log = options.log ?? (() => {});
+  const outboxFailed = backgroundFailures(log, 'sandbox CPO outbox delivery failed');
+  const simulationFailed = backgroundFailures(log, 'sandbox CPO simulation pass failed');
   const d = CPO_SANDBOX_DEFAULTS;
   const timeCompression = positive('timeCompression', options.timeCompression ?? d.timeCompression);
   const statusChangesPerSecond = positive('statusChangesPerSecond', options.statusChangesPerSecond ?? d.statusChangesPerSecond, true);
@@ -153,7 +157,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
         await push.deliverDue();
       } while (deliverAgain && !closed);
     })()
-      .catch((error: Error) => log('error', 'sandbox CPO outbox delivery failed', { err: error.message }))
+      .catch(outboxFailed)
       .finally(() => {
         delivering = undefined;
       });
@@ -199,7 +203,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
       await simulation.tick();
       await statusChanges.pass(clock.now().getTime());
     })()
-      .catch((error: Error) => log('error', 'sandbox CPO simulation pass failed', { err: error.message }))
+      .catch(simulationFailed)
       .finally(() => {
         simulating = undefined;
       });

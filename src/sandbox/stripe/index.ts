@@ -3,8 +3,10 @@
 // semantics, its state in PostgreSQL (schema stripe_sandbox), signed webhook
 // events delivered with retries, and the browser stand-in (browser.ts) that
 // does what Stripe's frontend SDK would. It knows nothing of the service.
+
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { backgroundFailures } from '../../platform/background.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { createEngine } from './engine.ts';
@@ -50,6 +52,7 @@ function freshKeys(): store.SandboxKeys {
 export async function createStripeSandbox(options: StripeSandboxOptions) {
   const { db, clock } = options;
   const log = options.log ?? (() => {});
+  const backgroundFailed = backgroundFailures(log, 'sandbox background work failed');
   const keys = await store.accountKeys(db, freshKeys(), clock.now());
   const requestLog: RecordedRequest[] = [];
   const engine = createEngine({
@@ -137,7 +140,7 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
   }
 
   function kick(): void {
-    if (timer && !closed) setImmediate(() => void runDueWork().catch((error: Error) => log('error', 'sandbox background work failed', { err: error.message })));
+    if (timer && !closed) setImmediate(() => void runDueWork().catch(backgroundFailed));
   }
 
   /** Runs a browser stand-in operation in a transaction, then lets its events go out. */
@@ -189,7 +192,7 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
     /** Delivers and lapses in the background: at once after each change, and every `intervalMs`. */
     startBackgroundWork(intervalMs = 500): void {
       if (timer) return;
-      timer = setInterval(() => void runDueWork().catch((error: Error) => log('error', 'sandbox background work failed', { err: error.message })), intervalMs);
+      timer = setInterval(() => void runDueWork().catch(backgroundFailed), intervalMs);
       timer.unref();
       kick();
     },
