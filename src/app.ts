@@ -24,9 +24,11 @@ import type { Database } from './platform/db.ts';
 import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platform/errors.ts';
 import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
+import { recordRequestMetrics } from './platform/http/metrics.ts';
 import { ProblemSchema } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 import type { JobHandler } from './platform/jobs.ts';
+import type { Metrics } from './platform/metrics.ts';
 
 export interface AppDeps {
   config: Config;
@@ -46,6 +48,8 @@ export interface AppDeps {
   /** The catalogue's OCPI objects (locations, tariffs), for charging; made here when absent. */
   ingestion?: Ingestion;
   serverFactory?: HttpAppOptions['serverFactory'];
+  /** Where requests are counted and timed (METRICS_PORT); without it nothing is recorded. */
+  metrics?: Metrics;
   logger?: HttpAppOptions['logger'];
   loggerInstance?: HttpAppOptions['loggerInstance'];
 }
@@ -70,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
     ...(deps.logger !== undefined ? { logger: deps.logger } : {}),
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : {}),
   });
+  if (deps.metrics) recordRequestMetrics(app, deps.metrics);
 
   await app.register(swagger, {
     openapi: {

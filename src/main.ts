@@ -24,11 +24,13 @@ import { startEmbeddedPostgres } from './platform/embedded-postgres.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
 import { loggerOptions } from './platform/http/server.ts';
 import { createDualProtocolServer, ensureCertificate } from './platform/http/tls.ts';
-import { createJobRunner, type JobRunner, purgeFinished } from './platform/jobs.ts';
+import { createJobRunner, type JobRunner, purgeFinished, queueFigures } from './platform/jobs.ts';
+import { createMetrics, listenMetrics } from './platform/metrics.ts';
 import { migrate } from './platform/migrations.ts';
 import { type CpoSandbox, createCpoSandbox } from './sandbox/cpo/index.ts';
 import { sandboxBrowserRoutes } from './sandbox/stripe/browser.ts';
 import { createStripeSandbox, type StripeSandbox } from './sandbox/stripe/index.ts';
+import { pendingDeliveries } from './sandbox/stripe/store.ts';
 
 function configOrExit(): Config {
   try {
@@ -59,8 +61,12 @@ export async function main(): Promise<void> {
   await mkdir(config.dataDir, { recursive: true });
 
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'service', log: (msg) => log.info(msg) });
-  const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 20 });
+  // One registry for the process, handed to what records (nothing is recorded with METRICS_PORT off).
+  const metrics = config.metrics ? createMetrics() : undefined;
+  const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 20, onError: metrics?.databaseError });
+  let metricsListener: Awaited<ReturnType<typeof listenMetrics>> | undefined;
   const cleanup = async () => {
+    await metricsListener?.close();
     await db.close().catch(() => {});
     await embedded?.stop().catch((error: Error) => log.error({ err: error }, 'stopping PostgreSQL failed'));
   };
@@ -76,6 +82,11 @@ export async function main(): Promise<void> {
   try {
     const migrations = await migrate(db);
     if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
+    if (metrics && config.metrics) {
+      metrics.watch({ pool: db.pool, jobQueues: () => queueFigures(db, clock.now()) });
+      metricsListener = await listenMetrics(metrics, config.metrics);
+      log.info({ url: metricsListener.url }, 'Prometheus metrics listening');
+    }
 
     const keys = await loadSigningKeys(config.jwt, { create: true });
     if (keys.created) log.info({ file: config.jwt.privateKeyFile }, `generated the operator token-signing key (${config.jwt.algorithm})`);
@@ -115,8 +126,10 @@ export async function main(): Promise<void> {
       baseUrl: `${config.publicBaseUrl}/ocpi`,
       ingestion,
       log: (level, message, fields) => ocpiLog[level](fields ?? {}, message),
+      metrics,
     });
-    const catalogue = createCatalogue({ db, clock, pricing: config.pricing, log: (message, fields) => log.info(fields ?? {}, message) });
+    const catalogue = createCatalogue({ db, clock, pricing: config.pricing, log: (message, fields) => log.info(fields ?? {}, message), metrics });
+    metrics?.watch({ ocpiPushes: ocpi.pushBacklog, catalogue: () => ({ stations: catalogue.size, evses: catalogue.evseCount }) });
     await catalogue.reload();
     // Every process follows catalogue changes made by any other (OCPI pushes, imports from the CLI).
     const listener = listen(
@@ -138,6 +151,7 @@ export async function main(): Promise<void> {
         publishableKey: stripe.publishableKey,
         webhookSecret: stripe.webhookSecret,
         apiBase: stripe.apiBase,
+        metrics,
       });
     } else {
       const sandboxLog = log.child({ component: 'stripe-sandbox' });
@@ -149,7 +163,8 @@ export async function main(): Promise<void> {
         log: (level, message, fields) => sandboxLog[level](fields ?? {}, message),
       });
       const apiBase = await sandbox.listen({ port: stripe.sandboxPort });
-      processor = createStripeProcessor({ ...sandbox.keys, apiBase, sandbox: true });
+      processor = createStripeProcessor({ ...sandbox.keys, apiBase, sandbox: true, metrics });
+      metrics?.watch({ stripeWebhooks: () => pendingDeliveries(db, clock.now()) });
       log.info({ url: apiBase }, 'payments: no STRIPE_SECRET_KEY, so the built-in Stripe sandbox is the processor');
       if (config.mode === 'production') log.warn('NODE_ENV=production with PAYMENTS_SANDBOX=true: payments go to the built-in sandbox and move no money');
     }
@@ -163,6 +178,7 @@ export async function main(): Promise<void> {
       ocpi,
       payments: { processor, ...(sandbox ? { processorRoutes: sandboxBrowserRoutes(sandbox) } : {}) },
       loggerInstance: log,
+      metrics,
       serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler) : createHttpServer(handler)),
     });
     await app.listen({
