@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { enqueuePush } from '../src/modules/ocpi/repository.ts';
 import { createStripeProcessor } from '../src/modules/payments/stripe-processor.ts';
+import { ConfigError, loadConfig } from '../src/platform/config.ts';
 import { createDatabase } from '../src/platform/db.ts';
 import { AppError } from '../src/platform/errors.ts';
 import { enqueue, queueFigures } from '../src/platform/jobs.ts';
@@ -64,6 +65,32 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   }
   return undefined;
 }
+
+describe('configuration', () => {
+  const config = (env: Record<string, string>) => loadConfig({ NODE_ENV: 'development', ...env }).metrics;
+  test('on loopback port 9464 by default, off in tests, 0 or off disables it, METRICS_HOST moves it', () => {
+    assert.deepEqual(config({}), { host: '127.0.0.1', port: 9464 });
+    assert.equal(config({ NODE_ENV: 'test' }), undefined);
+    assert.deepEqual(config({ NODE_ENV: 'test', METRICS_PORT: '9100' }), { host: '127.0.0.1', port: 9100 });
+    assert.equal(config({ METRICS_PORT: '0' }), undefined);
+    assert.equal(config({ METRICS_PORT: 'OFF' }), undefined);
+    assert.deepEqual(config({ METRICS_PORT: '9100', METRICS_HOST: '0.0.0.0' }), { host: '0.0.0.0', port: 9100 });
+  });
+  test('a bad value stops start-up naming the variable', () => {
+    assert.throws(
+      () => config({ METRICS_PORT: 'on' }),
+      (error: unknown) => error instanceof ConfigError && error.variable === 'METRICS_PORT',
+    );
+    assert.throws(
+      () => config({ METRICS_PORT: '70000' }),
+      (error: unknown) => error instanceof ConfigError && error.variable === 'METRICS_PORT',
+    );
+    assert.throws(
+      () => config({ METRICS_HOST: 'a host' }),
+      (error: unknown) => error instanceof ConfigError && error.variable === 'METRICS_HOST',
+    );
+  });
+});
 
 describe('the metrics listener', () => {
   test('GET /metrics answers Prometheus text (0.0.4) with the process metrics; anything else is 404', async () => {
