@@ -55,7 +55,13 @@ try {
   const child = spawn(process.execPath, args, {
     stdio: 'inherit',
     // Services the tests start as NODE_ENV=development would all take the default metrics port (9464) at once: off unless a test asks.
-    env: { ...process.env, METRICS_PORT: process.env.METRICS_PORT ?? 'off', CA_TEST_ADMIN_URL: adminUrl.toString(), CA_TEST_TEMPLATE: template, CA_TEST_DB_PREFIX: prefix },
+    env: {
+      ...process.env,
+      METRICS_PORT: process.env.METRICS_PORT ?? 'off',
+      CA_TEST_ADMIN_URL: adminUrl.toString(),
+      CA_TEST_TEMPLATE: template,
+      CA_TEST_DB_PREFIX: prefix,
+    },
   });
   code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
 } finally {
