@@ -86,6 +86,10 @@ describe('configuration', () => {
       (error: unknown) => error instanceof ConfigError && error.variable === 'METRICS_PORT',
     );
     assert.throws(
+      () => config({ PORT: '9100', METRICS_PORT: '9100' }),
+      (error: unknown) => error instanceof ConfigError && error.variable === 'METRICS_PORT' && /must differ from PORT/.test(error.message),
+    );
+    assert.throws(
       () => config({ METRICS_HOST: 'a host' }),
       (error: unknown) => error instanceof ConfigError && error.variable === 'METRICS_HOST',
     );
