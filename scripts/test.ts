@@ -54,7 +54,14 @@ try {
   const args = ['--test', '--test-concurrency=2', '--test-timeout=120000', ...record, ...(files.length ? files : ['test/**/*.test.ts'])];
   const child = spawn(process.execPath, args, {
     stdio: 'inherit',
-    env: { ...process.env, CA_TEST_ADMIN_URL: adminUrl.toString(), CA_TEST_TEMPLATE: template, CA_TEST_DB_PREFIX: prefix },
+    // Services the tests start as NODE_ENV=development would all take the default metrics port (9464) at once: off unless a test asks.
+    env: {
+      ...process.env,
+      METRICS_PORT: process.env.METRICS_PORT ?? 'off',
+      CA_TEST_ADMIN_URL: adminUrl.toString(),
+      CA_TEST_TEMPLATE: template,
+      CA_TEST_DB_PREFIX: prefix,
+    },
   });
   code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
 } finally {

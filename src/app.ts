@@ -24,10 +24,12 @@ import type { Database } from './platform/db.ts';
 import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platform/errors.ts';
 import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
+import { recordRequestMetrics } from './platform/http/metrics.ts';
 import { limitRequestsPerClient } from './platform/http/rate-limit.ts';
 import { ProblemSchema } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 import type { JobHandler } from './platform/jobs.ts';
+import type { Metrics } from './platform/metrics.ts';
 import { createRateLimiter } from './platform/rate-limit/limiter.ts';
 import { CATALOGUE_PART, type Readiness } from './platform/readiness.ts';
 
@@ -51,6 +53,8 @@ export interface AppDeps {
   /** What start-up still waits for (main.ts); absent: everything is ready once the database answers. */
   readiness?: Readiness;
   serverFactory?: HttpAppOptions['serverFactory'];
+  /** Where requests are counted and timed (METRICS_PORT); without it nothing is recorded. */
+  metrics?: Metrics;
   logger?: HttpAppOptions['logger'];
   loggerInstance?: HttpAppOptions['loggerInstance'];
   ownTraffic?: HttpAppOptions['ownTraffic'];
@@ -77,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : {}),
     ...(deps.ownTraffic ? { ownTraffic: deps.ownTraffic } : {}),
   });
+  if (deps.metrics) recordRequestMetrics(app, deps.metrics);
 
   await app.register(swagger, {
     openapi: {

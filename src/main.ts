@@ -22,13 +22,15 @@ import { createDatabase, listen } from './platform/db.ts';
 import { startEmbeddedPostgres } from './platform/embedded-postgres.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
 import { createDualProtocolServer, createPlainServer, ensureCertificate } from './platform/http/tls.ts';
-import { createJobRunner, purgeFinished } from './platform/jobs.ts';
+import { createJobRunner, purgeFinished, queueFigures } from './platform/jobs.ts';
 import { createStopList, listening } from './platform/lifecycle.ts';
 import { createLogger } from './platform/logging.ts';
+import { createMetrics, listenMetrics } from './platform/metrics.ts';
 import { migrate } from './platform/migrations.ts';
 import { CATALOGUE_PART, createReadiness } from './platform/readiness.ts';
 import { sandboxBrowserRoutes } from './sandbox/stripe/browser.ts';
 import { createStripeSandbox, type StripeSandbox } from './sandbox/stripe/index.ts';
+import { pendingDeliveries } from './sandbox/stripe/store.ts';
 import { startSandboxNetwork } from './sandbox-network.ts';
 
 function configOrExit(): Config {
@@ -98,11 +100,21 @@ export async function main(): Promise<void> {
         restartFailed: (error, retryInMs) => log.warn({ reason: error.message, retry_in_ms: retryInMs }, 'restarting the embedded PostgreSQL failed'),
       });
     }
-    const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 20 });
+    // One registry for the process, handed to what records (nothing is recorded with METRICS_PORT off).
+    const metrics = config.metrics ? createMetrics() : undefined;
+    const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 20, onError: metrics?.databaseError });
     stops.add('database pool', () => db.close());
 
     const migrations = await migrate(db);
     if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
+    if (metrics && config.metrics) {
+      metrics.watch({ pool: db.pool, jobQueues: () => queueFigures(db, clock.now()) });
+      const metricsListener = await listening('the metrics listener', 'METRICS_PORT', () =>
+        listenMetrics(metrics, config.metrics as NonNullable<typeof config.metrics>),
+      );
+      stops.add('metrics listener', () => metricsListener.close());
+      log.info({ url: metricsListener.url }, 'Prometheus metrics listening');
+    }
 
     const keys = await loadSigningKeys(config.jwt, { create: true });
     if (keys.created) log.info({ file: config.jwt.privateKeyFile }, `generated the operator token-signing key (${config.jwt.algorithm})`);
@@ -142,8 +154,10 @@ export async function main(): Promise<void> {
       baseUrl: `${config.publicBaseUrl}/ocpi`,
       ingestion,
       log: (level, message, fields) => ocpiLog[level](fields ?? {}, message),
+      metrics,
     });
-    const catalogue = createCatalogue({ db, clock, pricing: config.pricing, log: (message, fields) => log.info(fields ?? {}, message) });
+    const catalogue = createCatalogue({ db, clock, pricing: config.pricing, log: (message, fields) => log.info(fields ?? {}, message), metrics });
+    metrics?.watch({ ocpiPushes: ocpi.pushBacklog, catalogue: () => ({ stations: catalogue.size, evses: catalogue.evseCount }) });
     // Every process follows catalogue changes made by any other (OCPI pushes, imports from the CLI). A reload
     // (after a reconnect, say) keeps serving the previous snapshot until the new one is built.
     const listener = listen(
@@ -169,6 +183,7 @@ export async function main(): Promise<void> {
         publishableKey: stripe.publishableKey,
         webhookSecret: stripe.webhookSecret,
         apiBase: stripe.apiBase,
+        metrics,
       });
     } else {
       const sandboxLog = log.child({ component: 'stripe-sandbox' });
@@ -182,7 +197,8 @@ export async function main(): Promise<void> {
       sandbox = stripeSandbox;
       stops.add('Stripe sandbox', () => stripeSandbox.close());
       const apiBase = await listening('the built-in Stripe sandbox', 'STRIPE_SANDBOX_PORT', () => stripeSandbox.listen({ port: stripe.sandboxPort }));
-      processor = createStripeProcessor({ ...stripeSandbox.keys, apiBase, sandbox: true });
+      processor = createStripeProcessor({ ...stripeSandbox.keys, apiBase, sandbox: true, metrics });
+      metrics?.watch({ stripeWebhooks: () => pendingDeliveries(db, clock.now()) });
       log.info({ url: apiBase }, 'payments: no STRIPE_SECRET_KEY, so the built-in Stripe sandbox is the processor');
       if (config.mode === 'production') log.warn('NODE_ENV=production with PAYMENTS_SANDBOX=true: payments go to the built-in sandbox and move no money');
     }
@@ -197,6 +213,7 @@ export async function main(): Promise<void> {
       readiness,
       payments: { processor, ...(sandbox ? { processorRoutes: sandboxBrowserRoutes(sandbox) } : {}) },
       loggerInstance: log,
+      metrics,
       ownTraffic: (request) => cpoSandboxVersionsUrl !== undefined && request.ocpiConnection?.versions_url === cpoSandboxVersionsUrl,
       serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler, config.connections) : createPlainServer(config.connections, handler)),
     });

@@ -20,6 +20,7 @@ import { createDatabase, type Database } from '../src/platform/db.ts';
 import { ERROR_CODES, type ErrorCode } from '../src/platform/errors.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
 import { createJobRunner, type JobRunner } from '../src/platform/jobs.ts';
+import type { Metrics } from '../src/platform/metrics.ts';
 import type { Readiness } from '../src/platform/readiness.ts';
 import { sandboxBrowserRoutes } from '../src/sandbox/stripe/browser.ts';
 import { createStripeSandbox, type StripeSandbox } from '../src/sandbox/stripe/index.ts';
@@ -33,7 +34,7 @@ function required(name: string): string {
 }
 
 /** A fresh database cloned from the migrated template; `drop` closes and removes it. */
-export async function createTestDatabase(): Promise<{ db: Database; url: string; drop(): Promise<void> }> {
+export async function createTestDatabase(options: { onError?: (error: Error) => void } = {}): Promise<{ db: Database; url: string; drop(): Promise<void> }> {
   const adminUrl = required('CA_TEST_ADMIN_URL');
   const name = `${required('CA_TEST_DB_PREFIX')}${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -42,7 +43,7 @@ export async function createTestDatabase(): Promise<{ db: Database; url: string;
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const db = createDatabase(url.toString(), { max: 10 });
+  const db = createDatabase(url.toString(), { max: 10, onError: options.onError });
   return {
     db,
     url: url.toString(),
@@ -130,6 +131,8 @@ export interface TestAppOptions {
   listen?: number;
   /** What start-up still waits for, as main.ts passes it. */
   readiness?: Readiness;
+  /** Record into these metrics, wired as main.ts wires them (requests, database errors, OCPI calls, processor calls, catalogue). */
+  metrics?: Metrics;
 }
 
 /** A free loopback port (for a server whose public URL must be known before it listens). */
@@ -146,13 +149,14 @@ export async function freePort(): Promise<number> {
 }
 
 export async function setupTestApp(options: TestAppOptions = {}): Promise<TestContext> {
-  const { db, drop } = await createTestDatabase();
+  const metrics = options.metrics;
+  const { db, drop } = await createTestDatabase({ onError: metrics?.databaseError });
   const port = options.listen === undefined ? undefined : options.listen || (await freePort());
   const config = testConfig({ ...(port === undefined ? {} : { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }), ...options.env });
   const clock = manualClock(new Date());
   const keys = testKeys();
   const clients = createClientsService({ db, clock, jwt: config.jwt, keys, cacheTtlMs: options.authCacheTtlMs ?? config.authCacheTtlMs });
-  const catalogue = createCatalogue({ db, clock });
+  const catalogue = createCatalogue({ db, clock, metrics });
   const ingestion = createIngestion({ db, clock });
   const sandbox = await createStripeSandbox({ db, clock, apiVersion: STRIPE_API_VERSION, browserBaseUrl: config.publicBaseUrl });
   await sandbox.listen({ port: 0 });
@@ -162,9 +166,10 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     webhookSecret: sandbox.keys.webhookSecret,
     apiBase: sandbox.url,
     sandbox: true,
+    metrics,
   });
   const removalGuards = options.payments?.removalGuards ?? [];
-  const ocpi = createOcpi({ db, clock, config: config.ocpi, baseUrl: `${config.publicBaseUrl}/ocpi`, ingestion });
+  const ocpi = createOcpi({ db, clock, config: config.ocpi, baseUrl: `${config.publicBaseUrl}/ocpi`, ingestion, metrics });
   const app = await buildApp({
     ocpi,
     config,
@@ -175,6 +180,7 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     ingestion,
     payments: { processor, removalGuards, processorRoutes: sandboxBrowserRoutes(sandbox) },
     ...(options.readiness ? { readiness: options.readiness } : {}),
+    metrics,
     // TEST_LOG=error (or another level) prints the app's log lines while debugging a test.
     logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
   });

@@ -126,6 +126,7 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
       DATABASE_URL: '',
       NODE_ENV: 'development',
       CPO_SANDBOX_PORT: String(await freePort()),
+      METRICS_PORT: String(await freePort()),
     };
   });
 
@@ -168,6 +169,15 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
     const around = await call(`${base}/api/v1/stations/around/?latitude=52.52&longitude=13.405&distance=20000`, { ca, token });
     assert.equal(around.status, 200, around.body);
     assert.ok((JSON.parse(around.body) as { count: number }).count > 0, 'stations around Berlin');
+
+    // Prometheus text on its own loopback port: the requests above, the pool, the catalogue the sandbox CPO network delivered (now loaded).
+    const metrics = await call(`http://127.0.0.1:${env.METRICS_PORT}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.equal(metrics.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+    assert.match(metrics.body, /^charging_access_http_requests_total\{route="\/api\/v1\/users\/",method="POST",status="201"\} 1$/m);
+    assert.match(metrics.body, /^charging_access_db_pool_clients [1-9]\d*$/m);
+    assert.match(metrics.body, /^charging_access_catalogue_stations [1-9]\d*$/m);
+    assert.match(metrics.body, /^charging_access_ocpi_calls_total\{peer="sandbox",module="locations",outcome="success"\} [1-9]\d*$/m);
 
     // Plain HTTP on the same port: allowed from loopback in development mode.
     const plain = await call(`${base.replace('https:', 'http:').replace('localhost', '127.0.0.1')}/api/v1/users/`, { token });

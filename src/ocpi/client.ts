@@ -14,11 +14,28 @@ export interface OcpiPeerAuth {
   rawToken?: boolean;
   /** For a peer on loopback with a self-signed certificate: accept exactly this certificate (PEM). */
   pinnedCertificatePem?: string;
+  /** Told how every call to this peer ended, after its retries (metrics). */
+  observe?: (module: string, outcome: OcpiCallOutcome) => void;
+}
+
+/** How a call ended: an OCPI success, a refusal (HTTP 4xx or OCPI 2xxx), 429, a server error (5xx, OCPI 3xxx/4xxx, not OCPI), no answer. */
+export type OcpiCallOutcome = 'success' | 'rejected' | 'rate_limited' | 'error' | 'unreachable';
+
+function outcomeOf(status: number, envelope: OcpiEnvelope<unknown> | undefined): OcpiCallOutcome {
+  if (status === 429) return 'rate_limited';
+  if (status >= 500) return 'error';
+  if (status >= 400) return 'rejected';
+  const code = envelope?.status_code;
+  if (code === undefined) return 'error';
+  if (code >= 1000 && code < 2000) return 'success';
+  return code >= 2000 && code < 3000 ? 'rejected' : 'error';
 }
 
 export interface OcpiCall {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
+  /** The OCPI module called (versions, credentials, locations, tokens, commands, ...), as metrics show it. */
+  module?: string;
   body?: unknown;
   headers?: Record<string, string>;
   correlationId?: string;
@@ -106,6 +123,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).u
 export const retryDelayMs = (attempt: number) => Math.round(200 * 4 ** attempt * (0.75 + Math.random() * 0.5));
 
 export async function ocpiRequest<T = unknown>(auth: OcpiPeerAuth, call: OcpiCall): Promise<OcpiReply<T>> {
+  if (!auth.observe) return requestWithRetries<T>(auth, call);
+  const observe = auth.observe;
+  const module = call.module ?? 'other';
+  try {
+    const reply = await requestWithRetries<T>(auth, call);
+    observe(module, outcomeOf(reply.status, reply.envelope));
+    return reply;
+  } catch (error) {
+    observe(module, 'unreachable');
+    throw error;
+  }
+}
+
+/** The call, retried where its method allows. */
+async function requestWithRetries<T>(auth: OcpiPeerAuth, call: OcpiCall): Promise<OcpiReply<T>> {
   const retries = call.retries ?? (call.method === 'GET' || call.method === 'PUT' || call.method === 'DELETE' ? 2 : 0);
   for (let attempt = 0; ; attempt++) {
     const requestId = randomUUID();
@@ -158,6 +190,8 @@ export interface PageOptions {
   headers?: Record<string, string>;
   /** Stops following Link headers after this many pages (a runaway peer); default 100,000. */
   maxPages?: number;
+  /** The OCPI module paged (locations, tariffs, ...), as metrics show it. */
+  module?: string;
 }
 
 /**
@@ -176,6 +210,7 @@ export async function* ocpiPages<T>(auth: OcpiPeerAuth, url: string, options: Pa
     const call: OcpiCall = {
       method: 'GET',
       url: next,
+      ...(options.module ? { module: options.module } : {}),
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.headers ? { headers: options.headers } : {}),
     };

@@ -79,6 +79,8 @@ export interface Config {
   invoicing: InvoicingSettings;
   /** TEST_CRASH_POINTS: points where the process kills itself (crash tests); refused in production. */
   testCrashPoints: string[];
+  /** The Prometheus listener (METRICS_HOST, METRICS_PORT); undefined: no metrics are recorded. */
+  metrics: { host: string; port: number } | undefined;
 }
 
 export interface ChargingSettings {
@@ -394,7 +396,20 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       linkTtlMs: integer(env, 'INVOICE_LINK_TTL_SECONDS', 3600, 60, 7 * 86_400) * 1000,
     },
     testCrashPoints,
+    metrics: metricsConfig(env, mode, port),
   };
+}
+
+/** Prometheus text on its own listener: on loopback by default, off in tests (METRICS_PORT=0 or off disables it). */
+function metricsConfig(env: Env, mode: RuntimeMode, apiPort: number): Config['metrics'] {
+  const value = read(env, 'METRICS_PORT');
+  if (value?.toLowerCase() === 'off' || (value === undefined && mode === 'test')) return undefined;
+  const port = integer(env, 'METRICS_PORT', 9464, 0, 65535);
+  if (port === 0) return undefined;
+  if (port === apiPort) throw new ConfigError('METRICS_PORT', `must differ from PORT (${apiPort}): metrics have a listener of their own`);
+  const host = read(env, 'METRICS_HOST') ?? '127.0.0.1';
+  if (!/^[A-Za-z0-9.:_-]+$/.test(host)) throw new ConfigError('METRICS_HOST', `is not a host name or address (got "${host}")`);
+  return { host, port };
 }
 
 function ocpiConfig(env: Env, mode: Config['mode']): OcpiConfig {

@@ -77,7 +77,14 @@ async function checkOut(pool: pg.Pool): Promise<CheckedOutClient> {
   };
 }
 
-export function createDatabase(connectionString: string, options: { max?: number; applicationName?: string } = {}): Database {
+export interface DatabaseOptions {
+  max?: number;
+  applicationName?: string;
+  /** Told of every failed query, transaction or connection (metrics); not of errors the caller's own work throws. */
+  onError?: (error: Error) => void;
+}
+
+export function createDatabase(connectionString: string, options: DatabaseOptions = {}): Database {
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
@@ -86,8 +93,8 @@ export function createDatabase(connectionString: string, options: { max?: number
   });
   // An idle client losing its connection (database restart) must not crash the process;
   // the pool drops it and the next query opens a new one.
-  pool.on('error', () => {});
-  return {
+  pool.on('error', (error) => options.onError?.(error));
+  const database: Database = {
     pool,
     query: (text, values) => pool.query(text, values),
     async transaction(work) {
@@ -120,6 +127,29 @@ export function createDatabase(connectionString: string, options: { max?: number
     },
     checkOut: () => checkOut(pool),
     close: () => pool.end(),
+  };
+  return options.onError ? observed(database, options.onError) : database;
+}
+
+/** A failure of the database itself (a statement PostgreSQL refused, a lost or refused connection), not of the caller's own work. */
+function isDatabaseError(error: unknown): boolean {
+  return error instanceof pg.DatabaseError || isDatabaseUnavailable(error);
+}
+
+/** The database with its failures told to `onError` (without one, queries stay the pool's own: no extra promise each). */
+function observed(database: Database, onError: (error: Error) => void): Database {
+  const watch = <T>(work: Promise<T>): Promise<T> =>
+    work.catch((error: unknown) => {
+      if (isDatabaseError(error)) onError(error as Error);
+      throw error;
+    });
+  return {
+    pool: database.pool,
+    query: (text, values) => watch(database.query(text, values)),
+    transaction: (work) => watch(database.transaction(work)),
+    withClient: (work) => watch(database.withClient(work)),
+    checkOut: () => watch(database.checkOut()),
+    close: () => database.close(),
   };
 }
 

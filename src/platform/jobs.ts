@@ -86,6 +86,30 @@ export async function purgeFinished(db: Queryable, olderThan: Date): Promise<num
   return result.rowCount ?? 0;
 }
 
+/**
+ * Unfinished jobs per queue (metrics): queued and running counts, and how long the oldest due queued job has
+ * waited since it became due. One aggregate per state, each over its partial index, so finished jobs cost nothing.
+ */
+export async function queueFigures(db: Queryable, now: Date): Promise<{ queue: string; queued: number; running: number; oldestDueSeconds: number }[]> {
+  const { rows } = await db.query<{ queue: string; state: 'queued' | 'running'; jobs: number; oldest_due: Date | null }>(
+    `SELECT queue, 'queued' AS state, count(*) AS jobs, min(run_at) FILTER (WHERE run_at <= $1) AS oldest_due FROM jobs WHERE state = 'queued' GROUP BY queue
+     UNION ALL
+     SELECT queue, 'running', count(*), NULL FROM jobs WHERE state = 'running' GROUP BY queue`,
+    [now],
+  );
+  const byQueue = new Map<string, { queue: string; queued: number; running: number; oldestDueSeconds: number }>();
+  for (const row of rows) {
+    const figures = byQueue.get(row.queue) ?? { queue: row.queue, queued: 0, running: 0, oldestDueSeconds: 0 };
+    byQueue.set(row.queue, figures);
+    if (row.state === 'running') figures.running = row.jobs;
+    else {
+      figures.queued = row.jobs;
+      if (row.oldest_due) figures.oldestDueSeconds = Math.max(0, (now.getTime() - row.oldest_due.getTime()) / 1000);
+    }
+  }
+  return [...byQueue.values()];
+}
+
 /** Thrown by a handler: run the job again after `delayMs`, logged as info rather than as a failure (the run still counts as an attempt). */
 export class RetryLater extends Error {
   readonly delayMs: number;

@@ -60,6 +60,7 @@ export function createCommands(deps: { db: Database; clock: Clock; connections: 
       const reply = await ocpiRequest(deps.connections.peerAuth(connection), {
         method: 'POST',
         url: `${url.replace(/\/+$/, '')}/${type}`,
+        module: 'commands',
         body: request,
         timeoutMs: deps.timeoutMs,
         retries: 0,

@@ -4,7 +4,7 @@
 // token lookup that authenticates every OCPI request.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
-import { type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi/client.ts';
+import { type OcpiCallOutcome, type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi/client.ts';
 import { OCPI_STATUS, OcpiError } from '../../ocpi/transport.ts';
 import { parseCredentials, parseVersionDetails, parseVersions } from '../../ocpi/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -68,7 +68,7 @@ export interface PeerVersion {
 /** GET the peer's versions, choose 2.2.1, GET its details. */
 export async function fetchPeerVersion(auth: OcpiPeerAuth, versionsUrl: string, timeoutMs: number): Promise<PeerVersion> {
   checkPeerUrl(versionsUrl, 'The versions URL');
-  const { data: list } = await ocpiData<unknown>(auth, { method: 'GET', url: versionsUrl, timeoutMs });
+  const { data: list } = await ocpiData<unknown>(auth, { method: 'GET', url: versionsUrl, module: 'versions', timeoutMs });
   const versions = parseVersions(list);
   if (!versions.ok) throw new ConnectionError(`the peer's version list is not valid OCPI: ${describe(versions.errors)}`);
   const chosen = versions.value.find((v) => v.version === OCPI_VERSION);
@@ -81,7 +81,7 @@ export async function fetchPeerVersion(auth: OcpiPeerAuth, versionsUrl: string, 
   }
   const detailsUrl = new URL(chosen.url, versionsUrl).toString();
   checkPeerUrl(detailsUrl, 'The version details URL');
-  const { data: detailsData } = await ocpiData<unknown>(auth, { method: 'GET', url: detailsUrl, timeoutMs });
+  const { data: detailsData } = await ocpiData<unknown>(auth, { method: 'GET', url: detailsUrl, module: 'versions', timeoutMs });
   const details = parseVersionDetails(detailsData);
   if (!details.ok) throw new ConnectionError(`the peer's version details are not valid OCPI: ${describe(details.errors)}`);
   // Every endpoint we will call (with our token, our users' tokens, commands) is held to the same https rule as the versions URL.
@@ -116,6 +116,8 @@ export function createConnections(deps: {
   onRoles?: (roles: repo.PeerRole[]) => Promise<void>;
   /** How long a token lookup is cached; a disconnect takes effect within it. */
   cacheTtlMs?: number;
+  /** Told how every call to a peer ended, by the peer's connection name (metrics). */
+  observeCall?: (peer: string, module: string, outcome: OcpiCallOutcome) => void;
 }) {
   const { db, clock, identity } = deps;
   const cacheTtlMs = deps.cacheTtlMs ?? 2_000;
@@ -135,9 +137,15 @@ export function createConnections(deps: {
     ],
   });
 
+  /** The observer of calls to the peer named `peer` (its connection name), when calls are observed. */
+  const observer = (peer: string): Pick<OcpiPeerAuth, 'observe'> => {
+    const observeCall = deps.observeCall;
+    return observeCall ? { observe: (module, outcome) => observeCall(peer, module, outcome) } : {};
+  };
+
   function peerAuth(connection: repo.Connection): OcpiPeerAuth {
     if (!connection.outgoing_token) throw new ConnectionError(`connection ${connection.name} has no credentials token for the peer`);
-    return { token: connection.outgoing_token, rawToken: connection.raw_tokens };
+    return { token: connection.outgoing_token, rawToken: connection.raw_tokens, ...observer(connection.name) };
   }
 
   /** Roles must include a CPO, and the party the operator named if any. */
@@ -214,7 +222,8 @@ export function createConnections(deps: {
      */
     async connect(options: { versionsUrl: string; token: string; party?: string; name?: string; rawTokens?: boolean }): Promise<repo.Connection> {
       if (options.party && !/^[A-Za-z]{2}\*[A-Za-z0-9]{3}$/.test(options.party)) throw new ConnectionError('--party must look like DE*ABC');
-      const auth: OcpiPeerAuth = { token: options.token, rawToken: options.rawTokens ?? false };
+      // The connection is named after the handshake: until then its calls count under the name asked for, else the peer's host.
+      const auth: OcpiPeerAuth = { token: options.token, rawToken: options.rawTokens ?? false, ...observer(options.name ?? new URL(options.versionsUrl).host) };
       const peer = await fetchPeerVersion(auth, options.versionsUrl, deps.timeoutMs);
       const credentialsUrl = endpointOf(peer, 'credentials', 'RECEIVER') ?? endpointOf(peer, 'credentials', 'SENDER');
       if (!credentialsUrl) throw new ConnectionError('the peer lists no credentials endpoint');
@@ -238,7 +247,13 @@ export function createConnections(deps: {
         clock.now(),
       );
       try {
-        const { data } = await ocpiData<unknown>(auth, { method: 'POST', url: credentialsUrl, body: ourCredentials(tokenB), timeoutMs: deps.timeoutMs * 3 });
+        const { data } = await ocpiData<unknown>(auth, {
+          method: 'POST',
+          url: credentialsUrl,
+          module: 'credentials',
+          body: ourCredentials(tokenB),
+          timeoutMs: deps.timeoutMs * 3,
+        });
         const credentials = parseCredentials(data);
         if (!credentials.ok) throw new ConnectionError(`the peer answered credentials that are not valid OCPI: ${describe(credentials.errors)}`);
         const roles = credentials.value.roles as repo.PeerRole[];
@@ -301,7 +316,7 @@ export function createConnections(deps: {
       const url = endpointOf(connection, 'credentials', 'RECEIVER') ?? endpointOf(connection, 'credentials', 'SENDER');
       if (connection.status === 'connected' && url && connection.outgoing_token) {
         try {
-          await ocpiData(peerAuth(connection), { method: 'DELETE', url, timeoutMs: deps.timeoutMs, retries: 1 });
+          await ocpiData(peerAuth(connection), { method: 'DELETE', url, module: 'credentials', timeoutMs: deps.timeoutMs, retries: 1 });
           peerInformed = true;
         } catch (e) {
           error = (e as Error).message;
@@ -327,6 +342,7 @@ export function createConnections(deps: {
         ({ data } = await ocpiData<unknown>(peerAuth(connection), {
           method: 'PUT',
           url,
+          module: 'credentials',
           body: ourCredentials(tokenB),
           timeoutMs: deps.timeoutMs * 3,
           retries: 0,
@@ -369,7 +385,11 @@ export function createConnections(deps: {
     const rawTokens = connection.raw_tokens || rawTokenUsed;
     let peer: PeerVersion;
     try {
-      peer = await fetchPeerVersion({ token: credentials.value.token, rawToken: rawTokens }, credentials.value.url, deps.timeoutMs);
+      peer = await fetchPeerVersion(
+        { token: credentials.value.token, rawToken: rawTokens, ...observer(connection.name) },
+        credentials.value.url,
+        deps.timeoutMs,
+      );
     } catch (error) {
       if (error instanceof OcpiError) throw error;
       const reason = error instanceof OcpiTransportError || error instanceof ConnectionError ? error.message : 'unexpected error';

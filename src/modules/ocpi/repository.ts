@@ -445,3 +445,11 @@ export async function postponePush(db: Queryable, id: number, body: unknown, nex
     [id, body === undefined ? null : JSON.stringify(body), next, error.slice(0, 500)],
   );
 }
+
+/** Pushes waiting in the outbox (metrics), by module, with the oldest one's age in seconds. */
+export async function pendingPushes(db: Queryable, now: Date): Promise<{ module: string; pending: number; oldestSeconds: number }[]> {
+  const { rows } = await db.query<{ module: string; pending: number; oldest: Date }>(
+    'SELECT module, count(*) AS pending, min(created_at) AS oldest FROM ocpi_outbox GROUP BY module',
+  );
+  return rows.map((r) => ({ module: r.module, pending: r.pending, oldestSeconds: Math.max(0, (now.getTime() - r.oldest.getTime()) / 1000) }));
+}

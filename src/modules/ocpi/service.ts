@@ -4,6 +4,7 @@ import type { CDR } from '../../ocpi/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { OcpiConfig } from '../../platform/config.ts';
 import type { Database } from '../../platform/db.ts';
+import type { Metrics } from '../../platform/metrics.ts';
 import { createRateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Ingestion } from '../stations/ingest.ts';
 import { createCommands } from './commands.ts';
@@ -25,6 +26,8 @@ export interface OcpiDeps {
   ingestion: Ingestion;
   events?: OcpiEvents;
   log?: OcpiLog;
+  /** Where outbound calls are counted, by peer, module and outcome (METRICS_PORT); without it none are. */
+  metrics?: Pick<Metrics, 'ocpiCall'>;
 }
 
 export function createOcpi(deps: OcpiDeps) {
@@ -36,6 +39,7 @@ export function createOcpi(deps: OcpiDeps) {
     clock,
     identity: { ...party, baseUrl: deps.baseUrl },
     timeoutMs: config.requestTimeoutMs,
+    ...(deps.metrics ? { observeCall: deps.metrics.ocpiCall } : {}),
     // Operator names for stations: the CPO's business details as it registered them.
     onRoles: async (roles) => {
       // One row per party: a peer may list a party twice (or in two letter cases), and one statement cannot write a row twice.
@@ -142,6 +146,8 @@ export function createOcpi(deps: OcpiDeps) {
       return reconciling;
     },
     deliverPushes: deliver,
+    /** Pushes waiting in the outbox, by module (metrics). */
+    pushBacklog: () => repo.pendingPushes(db, clock.now()),
 
     /** Outbox delivery every 2 s, reconciliation at the configured interval. */
     startBackgroundWork(): void {

@@ -60,7 +60,9 @@ export function createSync(deps: {
       };
       const pages = (module: string) => {
         const url = endpointOf(connection, module, 'SENDER');
-        return url ? ocpiPages<unknown>(auth, url, { limit: deps.pageLimit, timeoutMs: deps.timeoutMs, ...(since ? { date_from: since } : {}) }) : undefined;
+        return url
+          ? ocpiPages<unknown>(auth, url, { module, limit: deps.pageLimit, timeoutMs: deps.timeoutMs, ...(since ? { date_from: since } : {}) })
+          : undefined;
       };
       const parse = <T>(module: string, object: unknown, parser: (value: unknown) => T): T | undefined => {
         try {

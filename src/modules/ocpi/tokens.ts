@@ -148,6 +148,7 @@ export async function deliverDuePushes(deps: {
       await ocpiData(deps.auth(connection), {
         method: item.method,
         url: `${base.replace(/\/+$/, '')}${item.path}`,
+        module: item.module,
         body: item.body ?? undefined,
         timeoutMs: deps.timeoutMs,
         retries: 0,

@@ -2,6 +2,7 @@
 // pinned API version. The same code talks to api.stripe.com in production and
 // to the built-in sandbox (apiBase) in development and tests.
 import Stripe from 'stripe';
+import type { Metrics } from '../../platform/metrics.ts';
 import {
   type CaptureResult,
   type ChargeRequest,
@@ -16,6 +17,7 @@ import {
   type ReleaseResult,
   WebhookSignatureError,
 } from './processor.ts';
+import { observedProcessor } from './processor-metrics.ts';
 
 /** Pinned: what the adapter was written and tested against (the SDK's own version). */
 export const STRIPE_API_VERSION = '2026-10-28.endive';
@@ -34,6 +36,8 @@ export interface StripeProcessorOptions {
   /** Network retries of the SDK (with Stripe idempotency keys): default 2. */
   maxNetworkRetries?: number;
   timeoutMs?: number;
+  /** Where calls are counted by operation and outcome (METRICS_PORT); without it none are. */
+  metrics?: Pick<Metrics, 'processorCall'>;
 }
 
 /** Soft declines: the same method may succeed later. */
@@ -266,7 +270,7 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
     }
   }
 
-  return {
+  const processor: PaymentProcessor = {
     info,
 
     createCustomer: (input) =>
@@ -402,4 +406,5 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
       };
     },
   };
+  return options.metrics ? observedProcessor(processor, options.metrics) : processor;
 }

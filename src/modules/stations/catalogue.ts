@@ -12,6 +12,7 @@
 import { EVSE_STATUSES } from '../../ocpi/locations-tariffs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
+import type { Metrics } from '../../platform/metrics.ts';
 import { nearestOut, nearestWithin } from './kd-nearest.ts';
 import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, type GroupedEvse, localIsoDateTime, type PriceGroup, tariffChanges } from './price-groups.ts';
 import type { Speed, StationBase } from './projection.ts';
@@ -92,6 +93,8 @@ export interface CatalogueOptions {
   clock: Clock;
   pricing?: PricingConfig;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Where rebuild times are recorded (METRICS_PORT); without it none are. */
+  metrics?: Pick<Metrics, 'catalogueReloaded'>;
   /** How long a computed tile is reused; bounds how stale a tile may be (default 2 s). */
   tileCacheTtlMs?: number;
 }
@@ -694,6 +697,7 @@ export function createCatalogue(options: CatalogueOptions) {
   const pricing = options.pricing ?? DEFAULT_PRICING;
   const tileTtl = options.tileCacheTtlMs ?? 2_000;
   let snapshot = emptySnapshot();
+  let evses: { of: Snapshot; count: number } | undefined;
   let rebuilding: Promise<void> | undefined;
   let rebuildAgain = false;
   const tileCache = new Map<string, { at: number; tile: TileJson }>();
@@ -731,7 +735,9 @@ export function createCatalogue(options: CatalogueOptions) {
           await warmLayouts(next);
           snapshot = next;
           tileCache.clear();
-          options.log?.('station catalogue loaded', { stations: snapshot.size, ms: Math.round(performance.now() - started) });
+          const ms = performance.now() - started;
+          options.metrics?.catalogueReloaded(ms / 1000);
+          options.log?.('station catalogue loaded', { stations: snapshot.size, ms: Math.round(ms) });
         } while (rebuildAgain);
       } finally {
         rebuilding = undefined;
@@ -868,6 +874,15 @@ export function createCatalogue(options: CatalogueOptions) {
     reload,
     get size() {
       return snapshot.size;
+    },
+    /** EVSEs not removed: counted once per snapshot (status changes in place never add or remove one). */
+    get evseCount() {
+      if (evses?.of !== snapshot) {
+        let count = 0;
+        for (const status of snapshot.evseStatus) if (status !== REMOVED) count++;
+        evses = { of: snapshot, count };
+      }
+      return evses.count;
     },
 
     /**

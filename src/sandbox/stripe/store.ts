@@ -324,6 +324,15 @@ export async function listDeliveries(db: Queryable, eventId?: string): Promise<D
   }));
 }
 
+/** Deliveries still to be made (metrics): neither delivered nor given up, and the oldest one's age in seconds. */
+export async function pendingDeliveries(db: Queryable, now: Date): Promise<{ pending: number; oldestSeconds: number }> {
+  const { rows } = await db.query<{ pending: number; oldest: Date | null }>(
+    'SELECT count(*) AS pending, min(created_at) AS oldest FROM stripe_sandbox.webhook_deliveries WHERE next_attempt_at IS NOT NULL',
+  );
+  const row = rows[0];
+  return { pending: row?.pending ?? 0, oldestSeconds: row?.oldest ? Math.max(0, (now.getTime() - row.oldest.getTime()) / 1000) : 0 };
+}
+
 // --- Account ------------------------------------------------------------------
 
 export interface SandboxKeys {
