@@ -319,6 +319,15 @@ describe('Locations and Tariffs (Sender)', () => {
     }
   });
 
+  test('a NUL character or an unpaired surrogate in a path or query is refused with 2001, never a server error', async () => {
+    const url = emsp.endpoint('locations');
+    for (const path of [`${scenarioLocation}%00`, `${scenarioLocation}/%ED%A0%80x%00`, `?date_from=2020-01-01T00:00:00Z%00`]) {
+      const res = await emsp.call('GET', path.startsWith('?') ? `${url}${path}` : `${url}/${path}`);
+      assert.equal(res.status, 400, path);
+      assert.equal(res.envelope?.status_code, 2001, path);
+    }
+  });
+
   test('tariffs page by page, all valid; malformed paging parameters are 2001', async () => {
     const url = emsp.endpoint('tariffs');
     let count = 0;

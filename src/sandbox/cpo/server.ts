@@ -5,12 +5,15 @@
 // X-Correlation-ID are echoed (or made); the routing headers of a functional
 // module's request are mirrored in its answer; any body is read as JSON,
 // whatever its Content-Type, and garbage gets 2001, never a crash.
+
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { envelope, HEADER, invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { isDatabaseUnavailable } from '../../platform/db.ts';
+import { refuseBadText } from '../../platform/http/input.ts';
 import type { Authenticated, Log, Peers } from './peers.ts';
 
 export const BASE_PATH = '/ocpi/cpo';
@@ -115,9 +118,16 @@ export function createServer(deps: ServerDeps, routes: (app: CpoApp, tools: Http
     return payload;
   });
 
+  // NUL characters and unpaired surrogates are refused before a handler sees them (2001), as on the service's own port.
+  refuseBadText(app);
+
   app.setErrorHandler((error: FastifyError | OcpiError, request, reply) => {
     const now = clock.now();
     if (error instanceof OcpiError) return reply.code(error.httpStatus).send(envelope(undefined, now, error.statusCode, error.message));
+    if (isDatabaseUnavailable(error)) {
+      void reply.header('Retry-After', '2');
+      return reply.code(503).send(envelope(undefined, now, OCPI_STATUS.serverError, 'temporarily unavailable; retry shortly'));
+    }
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
     if (status >= 400 && status < 500) {
       const message = status === 413 ? 'the body is too large' : error.message;
