@@ -421,6 +421,9 @@ describe('loadConfig', () => {
     ['LOCALES=english', { LOCALES: 'english' }, 'LOCALES'],
     ['PUBLIC_BASE_URL=http://... in production', { NODE_ENV: 'production', PUBLIC_BASE_URL: 'http://api.example.com' }, 'PUBLIC_BASE_URL'],
     ['AUTH_CACHE_TTL_MS=10000', { AUTH_CACHE_TTL_MS: '10000' }, 'AUTH_CACHE_TTL_MS'],
+    ['FIRST_BYTE_TIMEOUT_MS=soon', { FIRST_BYTE_TIMEOUT_MS: 'soon' }, 'FIRST_BYTE_TIMEOUT_MS'],
+    ['KEEP_ALIVE_TIMEOUT_MS=0', { KEEP_ALIVE_TIMEOUT_MS: '0' }, 'KEEP_ALIVE_TIMEOUT_MS'],
+    ['REQUEST_TIMEOUT_MS below HEADERS_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '60000', REQUEST_TIMEOUT_MS: '30000' }, 'REQUEST_TIMEOUT_MS'],
   ];
   for (const [name, env, variable] of invalid) {
     test(`${name} throws a ConfigError naming ${variable}`, () => {
@@ -451,6 +454,7 @@ describe('loadConfig', () => {
     assert.equal(config.trustProxy, false);
     assert.equal(config.logLevel, 'info');
     assert.deepEqual(config.locales, ['en', 'de']);
+    assert.deepEqual(config.connections, { firstByteMs: 10_000, headersMs: 30_000, requestMs: 300_000, keepAliveMs: 72_000 });
     assert.deepEqual(config.tls, { certFile: '/srv/app/data/tls/localhost-cert.pem', keyFile: '/srv/app/data/tls/localhost-key.pem', generated: true });
     assert.equal(config.jwt.algorithm, 'EdDSA');
     assert.equal(config.jwt.generateKey, true);
