@@ -25,7 +25,7 @@ import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platfor
 import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
 import { recordRequestMetrics } from './platform/http/metrics.ts';
-import { limitRequestsPerClient } from './platform/http/rate-limit.ts';
+import { clientRateLimit } from './platform/http/rate-limit.ts';
 import { ProblemSchema } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 import type { JobHandler } from './platform/jobs.ts';
@@ -245,9 +245,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
 
   await app.register(
     async (api) => {
-      requireBearerToken(api as HttpApp, deps.authenticate);
       const limiter = createRateLimiter({ db, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message) });
-      limitRequestsPerClient(api as HttpApp, { limiter, defaultPerMinute: config.rateLimitPerMinute });
+      requireBearerToken(api as HttpApp, deps.authenticate, clientRateLimit({ limiter, defaultPerMinute: config.rateLimitPerMinute }));
       await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
       const readiness = deps.readiness;
       await api.register(

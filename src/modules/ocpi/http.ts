@@ -6,7 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { envelope, HEADER, OCPI_STATUS, OcpiError, tokenCandidates } from '../../ocpi/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isDatabaseUnavailable } from '../../platform/db.ts';
-import { rateLimitHeaders } from '../../platform/http/rate-limit.ts';
+import { setRateLimitHeaders } from '../../platform/http/rate-limit.ts';
 import type { RateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Connection } from './repository.ts';
 
@@ -69,8 +69,8 @@ export function installOcpiEdge(app: FastifyInstance, deps: { auth: OcpiAuth; cl
     request.ocpiRawToken = raw;
     const rateLimit = deps.rateLimit;
     if (rateLimit && rateLimit.perMinute > 0) {
-      const decision = await rateLimit.limiter.admit(`ocpi:${connection.id}`, rateLimit.perMinute);
-      void reply.headers(rateLimitHeaders(decision));
+      const decision = await rateLimit.limiter.decide(`ocpi:${connection.id}`, rateLimit.perMinute);
+      setRateLimitHeaders(reply, decision);
       if (!decision.allowed) {
         // OCPI defines no status for this: a transport-level refusal (HTTP 429, as the 401 of a bad token is) with
         // the generic client error 2000 in the envelope; Retry-After says when the peer's next window opens.

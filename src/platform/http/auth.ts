@@ -1,6 +1,6 @@
 // The bearer-token gate of the client API. The check itself is injected (the
 // clients module provides it); this file only wires it into a route scope.
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 import type { HttpApp } from './server.ts';
 
@@ -19,11 +19,19 @@ declare module 'fastify' {
   }
 }
 
-/** Every route registered in `scope` after this call requires a valid bearer token. */
-export function requireBearerToken(scope: HttpApp, authenticate: Authenticate): void {
+/** What runs right after authentication in the same hook (the rate limit); a promise only when it must wait. */
+export type AfterAuthentication = (request: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
+
+/**
+ * Every route registered in `scope` after this call requires a valid bearer token. `then` (the per-client rate
+ * limit) runs in the same hook: one hook less per request is measurable on the cheapest routes.
+ */
+export function requireBearerToken(scope: HttpApp, authenticate: Authenticate, then?: AfterAuthentication): void {
   scope.decorateRequest('principal', undefined);
-  scope.addHook('onRequest', async (request) => {
+  scope.addHook('onRequest', async (request, reply) => {
     request.principal = await authenticate(request.headers.authorization);
+    const waiting = then?.(request, reply);
+    if (waiting) await waiting;
   });
 }
 

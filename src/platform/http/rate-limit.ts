@@ -5,7 +5,8 @@
 // rate_limited with Retry-After. The counting is src/platform/rate-limit/.
 import { AppError } from '../errors.ts';
 import type { RateDecision, RateLimiter } from '../rate-limit/limiter.ts';
-import type { HttpApp } from './server.ts';
+import type { AfterAuthentication } from './auth.ts';
+import type { FastifyReply } from './server.ts';
 
 export interface ClientRateLimitDeps {
   limiter: RateLimiter;
@@ -13,28 +14,35 @@ export interface ClientRateLimitDeps {
   defaultPerMinute: number;
 }
 
-/** The RateLimit-* headers of a decision (draft-ietf-httpapi-ratelimit-headers, the separate-fields form). */
-export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
-  return {
-    'RateLimit-Limit': String(decision.limit),
-    'RateLimit-Remaining': String(decision.remaining),
-    'RateLimit-Reset': String(decision.resetSeconds),
-  };
+/** Puts a decision's RateLimit-* headers on the answer (draft-ietf-httpapi-ratelimit-headers, the separate-fields form). */
+export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {
+  void reply.header('RateLimit-Limit', decision.limit);
+  void reply.header('RateLimit-Remaining', decision.remaining);
+  void reply.header('RateLimit-Reset', decision.resetSeconds);
 }
 
-/** Every route registered in `scope` counts against its client's limit; call after requireBearerToken. */
-export function limitRequestsPerClient(scope: HttpApp, deps: ClientRateLimitDeps): void {
-  scope.addHook('onRequest', async (request, reply) => {
+/**
+ * The per-client limit, run by requireBearerToken right after authentication: it answers synchronously while
+ * the process holds an allowance (nearly always), so a counted request costs no promise of its own.
+ */
+export function clientRateLimit(deps: ClientRateLimitDeps): AfterAuthentication {
+  const refuse = (limit: number, decision: RateDecision) =>
+    new AppError('rate_limited', `This client may make ${limit} requests per minute; retry after ${decision.resetSeconds} s.`, {
+      headers: { 'Retry-After': String(decision.resetSeconds) },
+    });
+  return (request, reply) => {
     const principal = request.principal;
-    if (!principal) return;
-    const limit = principal.rateLimitPerMinute ?? deps.defaultPerMinute;
-    if (limit === 0) return;
-    const decision = await deps.limiter.admit(`client:${principal.clientId}`, limit);
-    void reply.headers(rateLimitHeaders(decision));
-    if (!decision.allowed) {
-      throw new AppError('rate_limited', `This client may make ${limit} requests per minute; retry after ${decision.resetSeconds} s.`, {
-        headers: { 'Retry-After': String(decision.resetSeconds) },
+    const limit = principal ? (principal.rateLimitPerMinute ?? deps.defaultPerMinute) : 0;
+    if (!principal || limit === 0) return;
+    // Keyed by the client id alone; OCPI connections are `ocpi:<id>`, which no UUID can be.
+    const decision = deps.limiter.decide(principal.clientId, limit);
+    if (decision instanceof Promise) {
+      return decision.then((settled) => {
+        setRateLimitHeaders(reply, settled);
+        if (!settled.allowed) throw refuse(limit, settled);
       });
     }
-  });
+    setRateLimitHeaders(reply, decision);
+    if (!decision.allowed) throw refuse(limit, decision);
+  };
 }

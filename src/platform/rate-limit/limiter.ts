@@ -120,38 +120,51 @@ export function createRateLimiter(deps: RateLimiterDeps) {
     return w;
   }
 
-  /** Counts one request of `subject` against `limit` requests per minute (a positive limit; 0 = unlimited is the caller's). */
-  async function admit(subject: string, limit: number): Promise<RateDecision> {
+  /**
+   * Counts one request of `subject` against `limit` requests per minute (a positive limit; 0 = unlimited is the
+   * caller's). Synchronous while this process holds an allowance (nearly always); a promise only when it must take
+   * one from PostgreSQL first.
+   */
+  function decide(subject: string, limit: number): RateDecision | Promise<RateDecision> {
     const now = clock.now().getTime();
     const start = now - (now % WINDOW_MS);
     const resetSeconds = Math.max(1, Math.ceil((start + WINDOW_MS - now) / 1000));
     const w = windowFor(subject, limit, start);
-    const decision = (allowed: boolean): RateDecision => ({
-      allowed,
-      limit,
-      remaining: allowed ? Math.max(0, limit - (w.taken - w.allowance)) : 0,
-      resetSeconds,
-    });
+    const answer = fastAnswer(w, subject, limit, resetSeconds);
+    return answer ?? slowAdmit(w, subject, limit, resetSeconds);
+  }
+
+  /** The answer without waiting, if there is one: an allowance left, the window exhausted, or failing open. */
+  function fastAnswer(w: WindowState, subject: string, limit: number, resetSeconds: number): RateDecision | undefined {
+    if (w.allowance > 0) {
+      w.allowance--;
+      // Fetch the next allowance before this one runs out, so requests do not wait for it.
+      if (!w.exhausted && w.allowance <= w.lastChunk / 4) void take(w, subject);
+      return { allowed: true, limit, remaining: Math.max(0, limit - (w.taken - w.allowance)), resetSeconds };
+    }
+    if (w.exhausted) return { allowed: false, limit, remaining: 0, resetSeconds };
+    if (failingSince !== undefined) {
+      // Failing open: no request waits for a database that did not answer (a connection timeout each time);
+      // one take per subject and second tries again in the background.
+      if (Date.now() >= retryAt) void take(w, subject);
+      return { allowed: true, limit, remaining: Math.max(0, limit - (w.taken - w.allowance)), resetSeconds };
+    }
+    return undefined;
+  }
+
+  async function slowAdmit(w: WindowState, subject: string, limit: number, resetSeconds: number): Promise<RateDecision> {
     for (;;) {
-      if (w.allowance > 0) {
-        w.allowance--;
-        // Fetch the next allowance before this one runs out, so requests do not wait for it.
-        if (!w.exhausted && w.allowance <= w.lastChunk / 4) void take(w, subject);
-        return decision(true);
-      }
-      if (w.exhausted) return decision(false);
-      if (failingSince !== undefined) {
-        // Failing open: no request waits for a database that did not answer (a connection timeout each time);
-        // one take per subject and second tries again in the background.
-        if (Date.now() >= retryAt) void take(w, subject);
-        return decision(true);
-      }
       await take(w, subject);
-      if (failingSince !== undefined && w.allowance === 0) return decision(true);
+      if (failingSince !== undefined && w.allowance === 0) return { allowed: true, limit, remaining: Math.max(0, limit - w.taken), resetSeconds };
+      const answer = fastAnswer(w, subject, limit, resetSeconds);
+      if (answer) return answer;
     }
   }
 
-  return { admit };
+  /** decide(), always as a promise. */
+  const admit = async (subject: string, limit: number): Promise<RateDecision> => decide(subject, limit);
+
+  return { admit, decide };
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
