@@ -31,7 +31,7 @@ import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/htt
 import type { JobHandler } from './platform/jobs.ts';
 import type { Metrics } from './platform/metrics.ts';
 import { createRateLimiter } from './platform/rate-limit/limiter.ts';
-import { CATALOGUE_PART, type Readiness } from './platform/readiness.ts';
+import type { Readiness } from './platform/readiness.ts';
 
 export interface AppDeps {
   config: Config;
@@ -248,14 +248,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       const limiter = createRateLimiter({ db, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message) });
       requireBearerToken(api as HttpApp, deps.authenticate, clientRateLimit({ limiter, defaultPerMinute: config.rateLimitPerMinute }));
       await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
-      const readiness = deps.readiness;
-      await api.register(
-        stationsRoutes({
-          catalogue: deps.catalogue,
-          publicBaseUrl: config.publicBaseUrl,
-          ...(readiness ? { catalogueReady: () => readiness.isReady(CATALOGUE_PART) } : {}),
-        }),
-      );
+      await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
       if (payments) await api.register(paymentsRoutes({ payments, idempotency, publicBaseUrl: config.publicBaseUrl }));
       if (modules.charging && modules.invoicing) {
         await api.register(chargingRoutes({ charging: modules.charging, invoicing: modules.invoicing, idempotency, publicBaseUrl: config.publicBaseUrl }));

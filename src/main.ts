@@ -156,7 +156,14 @@ export async function main(): Promise<void> {
       log: (level, message, fields) => ocpiLog[level](fields ?? {}, message),
       metrics,
     });
-    const catalogue = createCatalogue({ db, clock, pricing: config.pricing, log: (message, fields) => log.info(fields ?? {}, message), metrics });
+    const catalogue = createCatalogue({
+      db,
+      clock,
+      pricing: config.pricing,
+      log: (message, fields) => log.info(fields ?? {}, message),
+      metrics,
+      ready: () => readiness.isReady(CATALOGUE_PART),
+    });
     metrics?.watch({ ocpiPushes: ocpi.pushBacklog, catalogue: () => ({ stations: catalogue.size, evses: catalogue.evseCount }) });
     // Every process follows catalogue changes made by any other (OCPI pushes, imports from the CLI). A reload
     // (after a reconnect, say) keeps serving the previous snapshot until the new one is built.

@@ -55,7 +55,7 @@ let service: Service | undefined;
 let token: string;
 const evses: string[] = [];
 
-/** Starts the service (optionally with crash points) and waits until it answers /healthz. */
+/** Starts the service (optionally with crash points) and waits until it is ready (/readyz: catalogue loaded). */
 async function startService(crashAt: CrashPointName[] = []): Promise<Service> {
   const child = spawn(process.execPath, ['src/main.ts'], {
     env: { ...process.env, ...env, TEST_CRASH_POINTS: crashAt.join(',') },
@@ -75,7 +75,7 @@ async function startService(crashAt: CrashPointName[] = []): Promise<Service> {
   for (;;) {
     if (gone) throw new Error(`the service exited during start-up:\n${output.join('')}`);
     if (Date.now() > deadline) throw new Error(`the service did not start within 60 s:\n${output.join('')}`);
-    const ready = await fetch(`${base}/healthz`).then(
+    const ready = await fetch(`${base}/readyz`).then(
       (res) => res.ok,
       () => false,
     );

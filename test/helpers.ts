@@ -21,7 +21,7 @@ import { ERROR_CODES, type ErrorCode } from '../src/platform/errors.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
 import { createJobRunner, type JobRunner } from '../src/platform/jobs.ts';
 import type { Metrics } from '../src/platform/metrics.ts';
-import type { Readiness } from '../src/platform/readiness.ts';
+import { CATALOGUE_PART, type Readiness } from '../src/platform/readiness.ts';
 import { sandboxBrowserRoutes } from '../src/sandbox/stripe/browser.ts';
 import { createStripeSandbox, type StripeSandbox } from '../src/sandbox/stripe/index.ts';
 
@@ -156,7 +156,8 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
   const clock = manualClock(new Date());
   const keys = testKeys();
   const clients = createClientsService({ db, clock, jwt: config.jwt, keys, cacheTtlMs: options.authCacheTtlMs ?? config.authCacheTtlMs });
-  const catalogue = createCatalogue({ db, clock, metrics });
+  const readiness = options.readiness;
+  const catalogue = createCatalogue({ db, clock, metrics, ...(readiness ? { ready: () => readiness.isReady(CATALOGUE_PART) } : {}) });
   const ingestion = createIngestion({ db, clock });
   const sandbox = await createStripeSandbox({ db, clock, apiVersion: STRIPE_API_VERSION, browserBaseUrl: config.publicBaseUrl });
   await sandbox.listen({ port: 0 });

@@ -51,6 +51,13 @@ describe('while the station catalogue loads', () => {
     const res = await t.call('GET', '/api/v1/users/', { token });
     assert.equal(res.status, 200);
   });
+
+  test('what reads the catalogue elsewhere (the EVSE of a charging start) is 503 too, not "no such EVSE"', () => {
+    assert.throws(
+      () => t.catalogue.evse('DE*ABC*E1'),
+      (error: Error & { code?: string; status?: number }) => error.code === 'service_unavailable' && error.status === 503,
+    );
+  });
 });
 
 describe('once it is loaded', () => {

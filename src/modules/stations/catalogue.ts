@@ -12,6 +12,7 @@
 import { EVSE_STATUSES } from '../../ocpi/locations-tariffs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
+import { serviceUnavailable } from '../../platform/errors.ts';
 import type { Metrics } from '../../platform/metrics.ts';
 import { nearestOut, nearestWithin } from './kd-nearest.ts';
 import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, type GroupedEvse, localIsoDateTime, type PriceGroup, tariffChanges } from './price-groups.ts';
@@ -97,6 +98,11 @@ export interface CatalogueOptions {
   metrics?: Pick<Metrics, 'catalogueReloaded'>;
   /** How long a computed tile is reused; bounds how stale a tile may be (default 2 s). */
   tileCacheTtlMs?: number;
+  /**
+   * False while start-up still loads the catalogue (main.ts: the readiness of the station catalogue): queries
+   * then answer 503 service_unavailable instead of an empty catalogue's "nothing here" / "no such EVSE".
+   */
+  ready?: () => boolean;
 }
 
 const RAD = Math.PI / 180;
@@ -697,6 +703,12 @@ export function createCatalogue(options: CatalogueOptions) {
   const pricing = options.pricing ?? DEFAULT_PRICING;
   const tileTtl = options.tileCacheTtlMs ?? 2_000;
   let snapshot = emptySnapshot();
+  const ready = options.ready;
+  /** The snapshot queries answer from, once start-up has loaded it. */
+  const served = (): Snapshot => {
+    if (ready && !ready()) throw serviceUnavailable('The station catalogue is still loading; retry shortly.', 5);
+    return snapshot;
+  };
   let evses: { of: Snapshot; count: number } | undefined;
   let rebuilding: Promise<void> | undefined;
   let rebuildAgain = false;
@@ -891,7 +903,7 @@ export function createCatalogue(options: CatalogueOptions) {
      * JSON text, each with its distance in meters.
      */
     around(query: AroundQuery, page: { offset: number; limit: number }): { count: number; results: string[] } {
-      const s = snapshot;
+      const s = served();
       const accept = isUnfiltered(query) ? null : matcher(s, query);
       const radiusKm = query.distance / 1000;
       const { longitude: lon, latitude: lat } = query;
@@ -934,7 +946,7 @@ export function createCatalogue(options: CatalogueOptions) {
 
     /** Features of one map tile: single stations and clusters (cached briefly per tile and filter). */
     tile(z: number, x: number, y: number, filter: StationFilter): TileJson {
-      const s = snapshot;
+      const s = served();
       const key = `${s.version}|${z}/${x}/${y}|${JSON.stringify(filter)}`;
       const now = Date.now(); // cache age, not domain time
       const hit = tileCache.get(key);
@@ -947,7 +959,7 @@ export function createCatalogue(options: CatalogueOptions) {
 
     /** One station as JSON text, by station id or by the id of one of its live EVSEs. */
     stationJson(by: { stationId: string } | { evseId: string }): string | undefined {
-      const s = snapshot;
+      const s = served();
       const i = stationIndex(s, by);
       return i < 0 ? undefined : stationJson(s, i, clock.now());
     },
@@ -960,7 +972,7 @@ export function createCatalogue(options: CatalogueOptions) {
 
     /** Where a live EVSE is at its CPO, with its current status. */
     evse(evseId: string): EvseRef | undefined {
-      const s = snapshot;
+      const s = served();
       const e = findEvse(s, evseId);
       if (e < 0) return undefined;
       const i = stationOfEvse(s, e);
@@ -1023,7 +1035,7 @@ export function createCatalogue(options: CatalogueOptions) {
     },
 
     partners(): repo.PartnerRow[] {
-      return [...snapshot.partners.values()].sort((a, b) => a.name.localeCompare(b.name));
+      return [...served().partners.values()].sort((a, b) => a.name.localeCompare(b.name));
     },
 
     /** Facts of every station in catalogue (database) order, for brute-force checks in tests and benchmarks. */

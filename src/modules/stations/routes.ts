@@ -1,7 +1,7 @@
 // HTTP edge of station discovery.
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { notFound, serviceUnavailable, validationError } from '../../platform/errors.ts';
+import { notFound, validationError } from '../../platform/errors.ts';
 import { PageOf, PageQuery, pageRequest, toPage } from '../../platform/http/pagination.ts';
 import { normalizeQuery } from '../../platform/http/query.ts';
 import { withErrors } from '../../platform/http/schema.ts';
@@ -19,8 +19,6 @@ export const MAX_AROUND_DISTANCE = 100_000;
 export interface StationsRoutesDeps {
   catalogue: Catalogue;
   publicBaseUrl: string;
-  /** False while the catalogue's first load runs: station answers would be empty, so they are 503 until then. */
-  catalogueReady?: () => boolean;
 }
 
 /**
@@ -53,12 +51,6 @@ export function stationsRoutes(deps: StationsRoutesDeps) {
   const security = [{ bearerAuth: [] }];
 
   return async function register(app: HttpApp) {
-    const ready = deps.catalogueReady;
-    if (ready) {
-      app.addHook('onRequest', async () => {
-        if (!ready()) throw serviceUnavailable('The station catalogue is still loading; retry shortly.', 5);
-      });
-    }
     app.get(
       '/stations/around/',
       {
