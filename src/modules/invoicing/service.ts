@@ -29,11 +29,11 @@ import { AppError, notFound } from '../../platform/errors.ts';
 import { enqueue, RetryLater } from '../../platform/jobs.ts';
 import { currencyExponent, fromMinorUnits, minimumCharge, toMinorUnits } from '../../platform/money.ts';
 import type { SessionRow } from '../charging/repository.ts';
-import type { SessionCost } from '../charging/service.ts';
 import type { PaymentsService } from '../payments/service.ts';
 import type { BillingDetailsView } from '../users/schemas.ts';
 import { type InvoiceDocument, renderInvoicePdf } from './pdf.ts';
 import * as repo from './repository.ts';
+import type { DebtView, InvoiceView, SessionCostView } from './schemas.ts';
 
 export interface InvoicingConfig {
   pricePolicy: 'engine' | 'cdr';
@@ -64,26 +64,6 @@ export interface InvoicingDeps {
   log?: InvoicingLog;
   /** Crash tests only: kills the process at a named step (a no-op unless TEST_CRASH_POINTS names it). */
   crashPoint?: CrashPoint;
-}
-
-export interface InvoiceView {
-  id: string;
-  number: string;
-  link: string;
-  total: string;
-  net: string;
-  vat: string;
-  date: string;
-  refund: boolean;
-  charging_session_id: string | null;
-  currency: string;
-}
-
-export interface DebtView {
-  session_id: string;
-  payment_intent_client_secret: string;
-  amount: string;
-  currency: string;
 }
 
 const LINK_SECRET = 'invoice_links';
@@ -591,10 +571,10 @@ export function createInvoicing(deps: InvoicingDeps) {
     },
 
     /** session_cost of completed sessions, for the session view. */
-    async sessionCosts(q: Queryable, clientId: string, sessionIds: readonly string[]): Promise<Map<string, SessionCost>> {
+    async sessionCosts(q: Queryable, clientId: string, sessionIds: readonly string[]): Promise<Map<string, SessionCostView>> {
       const [bills, invoices] = await Promise.all([repo.billsOf(q, clientId, sessionIds), repo.invoicesOfSessions(q, clientId, sessionIds)]);
       const invoiceOf = new Map(invoices.map((i) => [i.session_id, i]));
-      const costs = new Map<string, SessionCost>();
+      const costs = new Map<string, SessionCostView>();
       for (const bill of bills) {
         const sum = (component: repo.BillLine['component']) => {
           const matching = bill.lines.filter((l) => l.component === component);
