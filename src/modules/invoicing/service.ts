@@ -557,10 +557,7 @@ export function createInvoicing(deps: InvoicingDeps) {
     /** Queues the bill job again for completed sessions whose bill is not finished (a lost job, a crash); returns how many. */
     async reconcile(completedSessionIds: readonly string[]): Promise<number> {
       if (completedSessionIds.length === 0) return 0;
-      const { rows } = await db.query<{ session_id: string; step: string }>('SELECT session_id, step FROM charging_bills WHERE session_id = ANY($1)', [
-        completedSessionIds,
-      ]);
-      const finished = new Set(rows.filter((r) => r.step === 'invoiced' || r.step === 'not_billed').map((r) => r.session_id));
+      const finished = await repo.sessionsWithFinishedBill(db, completedSessionIds);
       let queued = 0;
       for (const id of completedSessionIds) {
         if (finished.has(id)) continue;
@@ -639,8 +636,7 @@ export function createInvoicing(deps: InvoicingDeps) {
     async refreshDebt(paymentIntentId: string, tx: Queryable = db): Promise<boolean> {
       const intent = await deps.payments.paymentIntent(paymentIntentId);
       if (intent?.outcome.status !== 'succeeded') return false;
-      const { rows } = await tx.query<{ session_id: string }>('SELECT session_id FROM charging_debts WHERE payment_intent_id = $1', [paymentIntentId]);
-      const debt = rows[0];
+      const debt = await repo.findDebtByIntent(tx, paymentIntentId);
       if (!debt) return false;
       const paid = await repo.markDebtPaid(tx, debt.session_id, clock.now());
       if (paid) log?.info({ session_id: debt.session_id }, 'a charging debt was paid');
@@ -670,7 +666,7 @@ export function createInvoicing(deps: InvoicingDeps) {
 
   // A debt paid through the processor's SDK clears when its webhook arrives.
   deps.payments.onPaymentIntentChanged(async (tx, paymentIntentId) => {
-    const debt = await repo.findDebtByIntent(tx, paymentIntentId);
+    const debt = await repo.findDebtByIntent(tx, paymentIntentId, { forUpdate: true });
     if (debt?.status === 'unpaid') await service.refreshDebt(paymentIntentId, tx);
   });
 
