@@ -30,8 +30,11 @@ export function cachedLinkSecret(db: Database, now: () => Date): () => Promise<B
 
 const linkSignature = (secret: Buffer, invoiceId: string, expires: number) => createHmac('sha256', secret).update(`${invoiceId}.${expires}`).digest();
 
+/** What signing a link needs: the clock, the link settings and the shared secret. */
+export type LinkContext = Pick<InvoicingContext, 'clock' | 'linkSecret'> & { config: Pick<InvoicingConfig, 'linkTtlMs' | 'publicBaseUrl'> };
+
 /** A link to the invoice's PDF that works without a bearer token until INVOICE_LINK_TTL_SECONDS from now. */
-export async function signedLink(ctx: Pick<InvoicingContext, 'clock' | 'config' | 'linkSecret'>, invoiceId: string): Promise<string> {
+export async function signedLink(ctx: LinkContext, invoiceId: string): Promise<string> {
   const expires = Math.floor((ctx.clock.now().getTime() + ctx.config.linkTtlMs) / 1000);
   const signature = linkSignature(await ctx.linkSecret(), invoiceId, expires).toString('base64url');
   return `${ctx.config.publicBaseUrl}/invoices/${invoiceId}/pdf?expires=${expires}&signature=${signature}`;

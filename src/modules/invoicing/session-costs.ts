@@ -4,18 +4,12 @@
 import Big from 'big.js';
 import type { Queryable } from '../../platform/db.ts';
 import { currencyExponent, fromMinorUnits } from '../../platform/money.ts';
-import type { InvoicingContext } from './context.ts';
-import { signedLink } from './documents.ts';
+import { type LinkContext, signedLink } from './documents.ts';
 import * as repo from './repository.ts';
 import type { SessionCostView } from './schemas.ts';
 
 /** session_cost of the client's completed sessions among these ids (sessions without a bill are absent). */
-export async function sessionCosts(
-  ctx: Pick<InvoicingContext, 'clock' | 'config' | 'linkSecret'>,
-  q: Queryable,
-  clientId: string,
-  sessionIds: readonly string[],
-): Promise<Map<string, SessionCostView>> {
+export async function sessionCosts(ctx: LinkContext, q: Queryable, clientId: string, sessionIds: readonly string[]): Promise<Map<string, SessionCostView>> {
   // One after the other: `q` may be a transaction's client, which must not run two queries at once.
   const bills = await repo.billsOf(q, clientId, sessionIds);
   const invoices = await repo.invoicesOfSessions(q, clientId, sessionIds);
