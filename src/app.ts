@@ -4,8 +4,9 @@ import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { chargingRoutes, invoiceDocumentRoutes } from './modules/charging/routes.ts';
+import { chargingRoutes } from './modules/charging/routes.ts';
 import { CHARGING_QUEUES, type Charging, createCharging } from './modules/charging/service.ts';
+import { invoiceDocumentRoutes, invoicingRoutes } from './modules/invoicing/routes.ts';
 import { createInvoicing, type Invoicing } from './modules/invoicing/service.ts';
 import type { Ocpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
@@ -251,7 +252,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
       if (payments) await api.register(paymentsRoutes({ payments, idempotency, publicBaseUrl: config.publicBaseUrl }));
       if (modules.charging && modules.invoicing) {
-        await api.register(chargingRoutes({ charging: modules.charging, invoicing: modules.invoicing, idempotency, publicBaseUrl: config.publicBaseUrl }));
+        await api.register(chargingRoutes({ charging: modules.charging, idempotency, publicBaseUrl: config.publicBaseUrl }));
+        await api.register(invoicingRoutes({ invoicing: modules.invoicing, publicBaseUrl: config.publicBaseUrl }));
       }
     },
     { prefix: API_PREFIX },

@@ -19,7 +19,7 @@ export const CRASH_POINTS = [
   'stop:command-accepted', // the CPO accepted STOP_SESSION, not yet recorded as stopping
   // A CDR from the CPO (inside the transaction that stores it: the CPO gets no answer and sends it again)
   'cdr:applied',
-  // Bill job (invoicing/service.ts)
+  // Bill job (invoicing/bill.ts)
   'bill:priced', // the bill is recorded as priced, nothing captured
   'bill:captured', // the processor captured the hold, not yet recorded
   'bill:charged', // the excess was charged off-session, not yet recorded

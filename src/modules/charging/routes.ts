@@ -1,16 +1,13 @@
-// HTTP edge of charging sessions, debts and invoices: parse, call the module, shape the answer.
+// HTTP edge of charging sessions: parse, call the module, shape the answer (debts and invoices: invoicing/routes.ts).
 import { Type } from 'typebox';
 import { clientIdOf } from '../../platform/http/auth.ts';
 import { type Idempotency, sendIdempotent } from '../../platform/http/idempotency.ts';
 import { PageOf, PageQuery, pageRequest, toPage } from '../../platform/http/pagination.ts';
-import { IdempotencyHeaders, Nullable, withErrors } from '../../platform/http/schema.ts';
+import { IdempotencyHeaders, Money, Nullable, NullableMoney, withErrors } from '../../platform/http/schema.ts';
 import type { HttpApp } from '../../platform/http/server.ts';
-import type { Invoicing } from '../invoicing/service.ts';
+import { SessionCost } from '../invoicing/schemas.ts';
 import { UserIdParams } from '../users/schemas.ts';
 import type { Charging } from './service.ts';
-
-const Money = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description });
-const NullableMoney = (description: string) => Nullable(Type.String({ description }));
 
 const StationInfo = Type.Object({
   station_name: Nullable(Type.String()),
@@ -32,20 +29,6 @@ const UserFacingPrices = Type.Object({
   starting_fee: NullableMoney('Our one-off fee incl. VAT.'),
   grace_period_minutes: Nullable(Type.Integer()),
   blocking_cap: NullableMoney('Most blocking fees per session.'),
-  currency: Type.String(),
-});
-
-const SessionCost = Type.Object({
-  kwh_cost: NullableMoney('Energy part of the cost, incl. VAT.'),
-  time_cost: NullableMoney('Charging-time part, incl. VAT.'),
-  session_fee_cost: NullableMoney('The operator’s session fee (and any minimum/maximum price adjustment), incl. VAT.'),
-  blocking_fee_cost: NullableMoney('Parking (blocking) part, incl. VAT.'),
-  starting_fee_cost: NullableMoney('Our starting fee, incl. VAT.'),
-  invoice_download: Nullable(Type.String({ format: 'uri', description: 'Signed, expiring link to the invoice PDF (no bearer token needed).' })),
-  invoice_vat: Money('VAT of the invoice.'),
-  invoice_summary: Money('Total of the invoice incl. VAT ("0.00" until the session is billed).'),
-  invoice_credits: Money('Credits applied (always 0.00: there are no credits yet).'),
-  invoice_discount: Money('Discount applied (always 0.00: there are no discounts yet).'),
   currency: Type.String(),
 });
 
@@ -83,35 +66,14 @@ export const ChargingSession = Type.Object({
 
 const SessionParams = Type.Object({ user_id: Type.String(), session_id: Type.String() });
 
-const Debt = Type.Object({
-  session_id: Type.String({ format: 'uuid' }),
-  payment_intent_client_secret: Type.String({ description: 'Confirm the payment with the processor’s SDK; paying clears the debt.' }),
-  amount: Money('Amount owed.'),
-  currency: Type.String(),
-});
-
-const Invoice = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  number: Type.String({ description: 'Sequential per issuer, without gaps.' }),
-  link: Type.String({ format: 'uri', description: 'Signed link to the PDF, valid for INVOICE_LINK_TTL_SECONDS; needs no bearer token.' }),
-  total: Money('Incl. VAT.'),
-  net: Money('Excl. VAT.'),
-  vat: Money('VAT.'),
-  date: Type.String({ format: 'date-time' }),
-  refund: Type.Boolean(),
-  charging_session_id: Nullable(Type.String()),
-  currency: Type.String(),
-});
-
 export interface ChargingRoutesDeps {
   charging: Charging;
-  invoicing: Invoicing;
   idempotency: Idempotency;
   publicBaseUrl: string;
 }
 
 export function chargingRoutes(deps: ChargingRoutesDeps) {
-  const { charging, invoicing, idempotency, publicBaseUrl } = deps;
+  const { charging, idempotency, publicBaseUrl } = deps;
   const tags = ['Charging'];
   const security = [{ bearerAuth: [] }];
 
@@ -212,75 +174,6 @@ export function chargingRoutes(deps: ChargingRoutesDeps) {
           status: 200,
           body: await charging.rate(tx, clientIdOf(request), request.params.user_id, request.params.session_id, request.body.rates),
         })),
-    );
-
-    app.get(
-      '/users/:user_id/charging/debts/',
-      {
-        schema: {
-          summary: 'Unpaid charging debts',
-          description:
-            'Final charges that failed. Pay one by confirming its payment_intent_client_secret with the processor’s SDK; it then disappears from this list. While a debt is unpaid the user cannot start charging (402 payment_error).',
-          tags,
-          security,
-          params: UserIdParams,
-          querystring: Type.Object({ ...PageQuery }),
-          response: withErrors({ 200: PageOf(Debt) }, [400, 404, 503]),
-        },
-      },
-      async (request) => {
-        const page = pageRequest(request.query);
-        const { count, results } = await invoicing.listDebts(clientIdOf(request), request.params.user_id, page);
-        return toPage(publicBaseUrl, request.url, page, count, results);
-      },
-    );
-
-    app.get(
-      '/users/:user_id/invoices/',
-      {
-        schema: {
-          summary: 'Invoices, newest first',
-          tags: ['Invoices'],
-          security,
-          params: UserIdParams,
-          querystring: Type.Object({ ...PageQuery }),
-          response: withErrors({ 200: PageOf(Invoice) }, [400, 404]),
-        },
-      },
-      async (request) => {
-        const page = pageRequest(request.query);
-        const { count, results } = await invoicing.listInvoices(clientIdOf(request), request.params.user_id, page);
-        return toPage(publicBaseUrl, request.url, page, count, results);
-      },
-    );
-  };
-}
-
-/** The signed invoice links: outside /api/v1, no bearer token; a bad, expired or forged link is 404. */
-export function invoiceDocumentRoutes(deps: { invoicing: Invoicing }) {
-  return async function register(app: HttpApp) {
-    app.get(
-      '/invoices/:invoice_id/pdf',
-      {
-        schema: {
-          summary: 'Invoice PDF (signed link)',
-          tags: ['Invoices'],
-          params: Type.Object({ invoice_id: Type.String() }),
-          querystring: Type.Object({ expires: Type.String({ maxLength: 20 }), signature: Type.String({ maxLength: 100 }) }),
-          response: withErrors(
-            { 200: Type.Unsafe({ description: 'The PDF.', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } }) },
-            [400, 404],
-          ),
-        },
-      },
-      async (request, reply) => {
-        const { pdf, filename } = await deps.invoicing.invoicePdf(request.params.invoice_id, request.query.expires, request.query.signature);
-        return reply
-          .header('content-type', 'application/pdf')
-          .header('content-disposition', `inline; filename="${filename}"`)
-          .header('cache-control', 'private, no-store')
-          .send(pdf);
-      },
     );
   };
 }

@@ -96,6 +96,19 @@ export async function markBillInvoiced(db: Queryable, sessionId: string, at: Dat
   await db.query(`UPDATE charging_bills SET step = 'invoiced', updated_at = $2 WHERE session_id = $1 AND step = 'settled'`, [sessionId, at]);
 }
 
+/**
+ * Which of these sessions' bills are finished (invoiced, or nothing to bill). Across clients: the reconcile job
+ * repairs every client's sessions at once.
+ */
+export async function sessionsWithFinishedBill(db: Queryable, sessionIds: readonly string[]): Promise<Set<string>> {
+  if (sessionIds.length === 0) return new Set();
+  const { rows } = await db.query<{ session_id: string }>(
+    `SELECT session_id FROM charging_bills WHERE session_id = ANY($1) AND step IN ('invoiced', 'not_billed')`,
+    [sessionIds],
+  );
+  return new Set(rows.map((r) => r.session_id));
+}
+
 /** Bills of completed sessions, for the session view. */
 export async function billsOf(db: Queryable, clientId: string, sessionIds: readonly string[]): Promise<BillRow[]> {
   if (sessionIds.length === 0) return [];
@@ -171,8 +184,11 @@ export async function userHasUnpaidDebt(db: Queryable, userId: string): Promise<
   return rows.length > 0;
 }
 
-export async function findDebtByIntent(db: Queryable, paymentIntentId: string): Promise<DebtRow | undefined> {
-  const { rows } = await db.query<DebtRow>(`SELECT ${DEBT_COLUMNS} FROM charging_debts WHERE payment_intent_id = $1 FOR UPDATE`, [paymentIntentId]);
+/** The debt a payment intent pays (of whichever client: payment intent ids are unique). */
+export async function findDebtByIntent(db: Queryable, paymentIntentId: string, options: { forUpdate?: boolean } = {}): Promise<DebtRow | undefined> {
+  const { rows } = await db.query<DebtRow>(`SELECT ${DEBT_COLUMNS} FROM charging_debts WHERE payment_intent_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`, [
+    paymentIntentId,
+  ]);
   return rows[0];
 }
 

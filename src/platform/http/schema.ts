@@ -58,3 +58,8 @@ export const IdempotencyHeaders = Type.Object({
     Type.String({ minLength: 1, maxLength: 255, description: 'Makes the request safe to retry: the first answer is replayed for 24 h.' }),
   ),
 });
+
+/** An amount as an exact decimal string in the currency's major unit ("12.40"), never a float. */
+export const Money = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description });
+/** An amount that may be absent (null); not pattern-checked, as before: only serialized, never parsed. */
+export const NullableMoney = (description: string) => Nullable(Type.String({ description }));
