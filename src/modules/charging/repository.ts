@@ -231,10 +231,10 @@ export async function listSessions(
   return { count: counted[0]?.count ?? 0, rows };
 }
 
+/** What a write may change besides the status: a status changes only through changeSessionStatus (state.ts's table). */
 export type SessionChanges = Partial<
   Pick<
     SessionRow,
-    | 'status'
     | 'start_step'
     | 'failure_reason'
     | 'hold_reference'
@@ -264,6 +264,30 @@ export async function updateSession(
   changes: SessionChanges,
   at: Date,
   onlyIf?: readonly SessionStatus[],
+): Promise<SessionRow | undefined> {
+  return writeSession(db, id, changes, at, onlyIf);
+}
+
+/**
+ * Moves the session to `to` (with `changes`) only while its status is one of `from`: the status guard makes a
+ * transition the row has already left (a concurrent message, a job) write nothing. Undefined when nothing was written.
+ */
+export async function changeSessionStatus(
+  db: Queryable,
+  id: string,
+  transition: { from: readonly SessionStatus[]; to: SessionStatus },
+  changes: SessionChanges,
+  at: Date,
+): Promise<SessionRow | undefined> {
+  return writeSession(db, id, { ...changes, status: transition.to }, at, transition.from);
+}
+
+async function writeSession(
+  db: Queryable,
+  id: string,
+  changes: SessionChanges & { status?: SessionStatus },
+  at: Date,
+  onlyIf: readonly SessionStatus[] | undefined,
 ): Promise<SessionRow | undefined> {
   const entries = Object.entries(changes).filter(([, v]) => v !== undefined);
   const sets = entries.map(([column], i) => `${column} = $${i + 3}`);
@@ -327,4 +351,44 @@ export async function failedSince(db: Queryable, since: Date, limit: number): Pr
     [since, limit],
   );
   return rows;
+}
+
+/** Completed sessions updated in [from, to), oldest first (any client: the invoicing module checks each has its bill). */
+export async function completedBetween(db: Queryable, from: Date, to: Date, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT id FROM charging_sessions WHERE status = 'completed' AND updated_at >= $1 AND updated_at < $2 ORDER BY updated_at LIMIT $3",
+    [from, to, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The user's latest failed attempt (created since `since`) whose hold waited for the customer's authentication, for
+ * this payment method and at least `amount`, that no later attempt took over; locked, so one start adopts it.
+ */
+export async function findAdoptableHold(
+  db: Queryable,
+  clientId: string,
+  key: { userId: string; paymentMethodId: string; failureReason: string; currency: string; amount: number; since: Date },
+): Promise<{ id: string; hold_reference: string } | undefined> {
+  const { rows } = await db.query<{ id: string; hold_reference: string }>(
+    `SELECT s.id, s.hold_reference FROM charging_sessions s
+      WHERE s.client_id = $1 AND s.user_id = $2 AND s.payment_method_id = $3 AND s.status = 'failed' AND s.failure_reason = $4
+        AND s.currency = $5 AND s.pre_authorization_amount >= $6 AND s.created_at >= $7
+        AND NOT EXISTS (SELECT 1 FROM charging_sessions t WHERE t.adopted_hold_of = s.id)
+      ORDER BY s.created_at DESC LIMIT 1 FOR UPDATE OF s`,
+    [clientId, key.userId, key.paymentMethodId, key.failureReason, key.currency, key.amount, key.since],
+  );
+  return rows[0];
+}
+
+/** Whether a later attempt took over this session's hold (then the hold is that attempt's to release). */
+export async function isHoldAdopted(db: Queryable, sessionId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM charging_sessions WHERE adopted_hold_of = $1', [sessionId]);
+  return rows.length > 0;
+}
+
+/** Removes a session nothing has acted on yet (its start saga still at its first step). */
+export async function deleteUnstartedSession(db: Queryable, id: string): Promise<void> {
+  await db.query("DELETE FROM charging_sessions WHERE id = $1 AND start_step = 'holding'", [id]);
 }
