@@ -7,10 +7,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import type { ApiCall, Engine } from './engine.ts';
-import { unrecognized } from './engine.ts';
 import { invalidRequest, SandboxError, type StripeErrorBody } from './errors.ts';
 import { decodeForm, type FormObject } from './form.ts';
 import { sameSecret, stripeOrder } from './objects.ts';
+import { unrecognized } from './routes.ts';
 import * as store from './store.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
