@@ -1,10 +1,10 @@
 // Charges: what a charge attempt does by card behaviour (the decline
 // table), the charge object each attempt leaves, and retrieving it.
 import { type EngineContext, type StoredPaymentIntent, type StoredPaymentMethod, seconds } from './context.ts';
-import { resourceMissing } from './errors.ts';
 import type { FormObject } from './form.ts';
 import { type ChargeObject, newId, type PaymentMethodInternal } from './objects.ts';
 import { Params } from './params.ts';
+import { loadOr404 } from './reads.ts';
 import * as store from './store.ts';
 
 /** What charging a payment method does. */
@@ -92,7 +92,5 @@ export async function createCharge(ctx: EngineContext, pi: StoredPaymentIntent, 
 
 export async function retrieveCharge(ctx: EngineContext, raw: FormObject, [id]: string[]): Promise<ChargeObject> {
   new Params(raw, ['expand']).expand([]);
-  const found = await store.loadObject<ChargeObject>(ctx.tx, id as string, 'charge');
-  if (!found) throw resourceMissing('charge', id as string);
-  return found.data;
+  return (await loadOr404<ChargeObject>(ctx, 'charge', id as string)).data;
 }

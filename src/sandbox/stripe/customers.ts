@@ -1,18 +1,16 @@
 // Customers: create, retrieve, update (including the default payment
 // method), delete, and the list of a customer's payment methods.
 import { clone, type EngineContext, type StoredCustomer, seconds } from './context.ts';
-import { invalidRequest, resourceMissing } from './errors.ts';
+import { invalidRequest } from './errors.ts';
 import { emit } from './events.ts';
 import type { FormObject } from './form.ts';
-import { listAnswer } from './lists.ts';
 import { type CustomerObject, newId, type PaymentMethodObject } from './objects.ts';
 import { LIST_PARAMS, listOptions, Params } from './params.ts';
+import { listAnswer, loadOr404 } from './reads.ts';
 import * as store from './store.ts';
 
 export async function customerOr404(ctx: EngineContext, id: string, param?: string, forUpdate = false): Promise<StoredCustomer> {
-  const found = await store.loadObject<CustomerObject>(ctx.tx, id, 'customer', { forUpdate });
-  if (!found || found.data.deleted) throw resourceMissing('customer', id, param);
-  return found;
+  return loadOr404<CustomerObject>(ctx, 'customer', id, { param, forUpdate, visible: (customer) => !customer.deleted });
 }
 
 const CUSTOMER_FIELDS = ['description', 'email', 'name', 'metadata', 'invoice_settings', 'expand'] as const;
@@ -41,8 +39,7 @@ export async function createCustomer(ctx: EngineContext, raw: FormObject): Promi
 
 export async function retrieveCustomer(ctx: EngineContext, raw: FormObject, [id]: string[]): Promise<unknown> {
   new Params(raw, ['expand']).expand([]);
-  const found = await store.loadObject<CustomerObject>(ctx.tx, id as string, 'customer');
-  if (!found) throw resourceMissing('customer', id as string);
+  const found = await loadOr404<CustomerObject>(ctx, 'customer', id as string);
   return found.data.deleted ? { id: found.id, object: 'customer', deleted: true } : found.data;
 }
 
@@ -74,8 +71,7 @@ export async function updateCustomer(ctx: EngineContext, raw: FormObject, [id]: 
   if (defaultMethod !== undefined && defaultMethod !== customer.data.invoice_settings.default_payment_method) {
     if (defaultMethod !== null) {
       const param = 'invoice_settings[default_payment_method]';
-      const pm = await store.loadObject<PaymentMethodObject>(ctx.tx, defaultMethod, 'payment_method');
-      if (!pm) throw resourceMissing('payment_method', defaultMethod, param);
+      const pm = await loadOr404<PaymentMethodObject>(ctx, 'payment_method', defaultMethod, { param });
       if (pm.data.customer !== customer.id) {
         throw invalidRequest(`The customer does not have a payment method with the ID ${defaultMethod}. The payment method must be attached to the customer.`, {
           param,

@@ -5,14 +5,14 @@ import { minimumCharge } from '../../platform/money.ts';
 import { chargeOutcome, createCharge } from './charges.ts';
 import { clone, type EngineContext, type StoredPaymentIntent, type StoredPaymentMethod, seconds } from './context.ts';
 import { customerOr404 } from './customers.ts';
-import { invalidRequest, resourceMissing, SandboxError, unexpectedState } from './errors.ts';
+import { invalidRequest, SandboxError, unexpectedState } from './errors.ts';
 import { emit } from './events.ts';
 import type { FormObject } from './form.ts';
 import { answeringIntent, nextAction, PAYMENT_METHOD_TYPES, typesParam } from './intents.ts';
-import { listAnswer } from './lists.ts';
 import { type ChargeObject, type LastError, newId, type PaymentIntentObject, type PaymentMethodObject, randomToken, sameSecret } from './objects.ts';
 import { LIST_PARAMS, listOptions, Params } from './params.ts';
 import { paymentMethodOr404, resolvePaymentMethod, savePaymentMethod } from './payment-methods.ts';
+import { listAnswer, loadOr404 } from './reads.ts';
 import * as store from './store.ts';
 
 const MAX_AMOUNT = 99_999_999;
@@ -20,15 +20,16 @@ const MAX_AMOUNT = 99_999_999;
 const PI_EXPANDABLE = ['latest_charge', 'payment_method'] as const;
 
 export async function paymentIntentOr404(ctx: EngineContext, id: string): Promise<StoredPaymentIntent> {
-  const found = await store.loadObject<PaymentIntentObject>(ctx.tx, id, 'payment_intent', { forUpdate: true });
-  if (!found) throw resourceMissing('payment_intent', id);
+  const found = await loadOr404<PaymentIntentObject>(ctx, 'payment_intent', id, { forUpdate: true });
   await expireIfDue(ctx, found);
   return found;
 }
 
 export async function paymentIntentBySecret(ctx: EngineContext, id: string, clientSecret: string): Promise<StoredPaymentIntent> {
-  const found = await store.loadObject<PaymentIntentObject>(ctx.tx, id, 'payment_intent', { forUpdate: true });
-  if (!found || !sameSecret(found.data.client_secret, clientSecret)) throw resourceMissing('payment_intent', id);
+  const found = await loadOr404<PaymentIntentObject>(ctx, 'payment_intent', id, {
+    forUpdate: true,
+    visible: (pi) => sameSecret(pi.client_secret, clientSecret),
+  });
   await expireIfDue(ctx, found);
   return found;
 }

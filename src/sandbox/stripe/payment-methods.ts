@@ -4,12 +4,12 @@
 import { TEST_PAYMENT_METHODS, testCard } from './cards.ts';
 import { clone, type EngineContext, type StoredPaymentMethod, seconds } from './context.ts';
 import { customerOr404 } from './customers.ts';
-import { invalidRequest, resourceMissing, SandboxError } from './errors.ts';
+import { invalidRequest, SandboxError } from './errors.ts';
 import { emit } from './events.ts';
 import type { FormObject } from './form.ts';
-import { listAnswer } from './lists.ts';
 import { type CustomerObject, newId, type PaymentMethodInternal, type PaymentMethodObject, randomToken } from './objects.ts';
 import { LIST_PARAMS, listOptions, Params } from './params.ts';
+import { listAnswer, loadOr404 } from './reads.ts';
 import * as store from './store.ts';
 
 function emptyBilling(): PaymentMethodObject['billing_details'] {
@@ -17,9 +17,7 @@ function emptyBilling(): PaymentMethodObject['billing_details'] {
 }
 
 export async function paymentMethodOr404(ctx: EngineContext, id: string, param?: string): Promise<StoredPaymentMethod> {
-  const found = await store.loadObject<PaymentMethodObject, PaymentMethodInternal>(ctx.tx, id, 'payment_method', { forUpdate: true });
-  if (!found) throw resourceMissing('payment_method', id, param);
-  return found;
+  return loadOr404<PaymentMethodObject, PaymentMethodInternal>(ctx, 'payment_method', id, { param, forUpdate: true });
 }
 
 /** A new payment method from a card number (never stored: only brand, last 4 and behaviour). */
@@ -122,9 +120,7 @@ export async function listPaymentMethods(ctx: EngineContext, raw: FormObject): P
 
 export async function retrievePaymentMethod(ctx: EngineContext, raw: FormObject, [id]: string[]): Promise<PaymentMethodObject> {
   new Params(raw, ['expand']).expand([]);
-  const found = await store.loadObject<PaymentMethodObject>(ctx.tx, id as string, 'payment_method');
-  if (!found) throw resourceMissing('payment_method', id as string);
-  return found.data;
+  return (await loadOr404<PaymentMethodObject>(ctx, 'payment_method', id as string)).data;
 }
 
 export async function attachPaymentMethod(ctx: EngineContext, raw: FormObject, [id]: string[]): Promise<PaymentMethodObject> {

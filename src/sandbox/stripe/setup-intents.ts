@@ -4,13 +4,14 @@
 import type { CardBehaviour } from './cards.ts';
 import { clone, type EngineContext, type StoredPaymentMethod, type StoredSetupIntent, seconds } from './context.ts';
 import { customerOr404 } from './customers.ts';
-import { invalidRequest, resourceMissing, SandboxError, type StripeErrorBody, unexpectedState } from './errors.ts';
+import { invalidRequest, SandboxError, type StripeErrorBody, unexpectedState } from './errors.ts';
 import { emit } from './events.ts';
 import type { FormObject } from './form.ts';
 import { answeringIntent, nextAction, PAYMENT_METHOD_TYPES, typesParam } from './intents.ts';
 import { type LastError, newId, randomToken, type SetupIntentObject, sameSecret } from './objects.ts';
 import { Params } from './params.ts';
 import { attach, cardPaymentMethod, paymentMethodOr404, paypalPaymentMethod, resolvePaymentMethod, savePaymentMethod } from './payment-methods.ts';
+import { loadOr404 } from './reads.ts';
 import * as store from './store.ts';
 
 /** What the browser stand-in sends to confirm a setup intent. */
@@ -30,15 +31,11 @@ function setupNeedsAuthentication(behaviour: CardBehaviour): boolean {
 }
 
 export async function setupIntentOr404(ctx: EngineContext, id: string): Promise<StoredSetupIntent> {
-  const found = await store.loadObject<SetupIntentObject>(ctx.tx, id, 'setup_intent', { forUpdate: true });
-  if (!found) throw resourceMissing('setup_intent', id);
-  return found;
+  return loadOr404<SetupIntentObject>(ctx, 'setup_intent', id, { forUpdate: true });
 }
 
 export async function setupIntentBySecret(ctx: EngineContext, id: string, clientSecret: string): Promise<StoredSetupIntent> {
-  const found = await store.loadObject<SetupIntentObject>(ctx.tx, id, 'setup_intent', { forUpdate: true });
-  if (!found || !sameSecret(found.data.client_secret, clientSecret)) throw resourceMissing('setup_intent', id);
-  return found;
+  return loadOr404<SetupIntentObject>(ctx, 'setup_intent', id, { forUpdate: true, visible: (si) => sameSecret(si.client_secret, clientSecret) });
 }
 
 export async function createSetupIntent(ctx: EngineContext, raw: FormObject): Promise<SetupIntentObject> {
@@ -107,9 +104,7 @@ export async function createSetupIntent(ctx: EngineContext, raw: FormObject): Pr
 export async function retrieveSetupIntent(ctx: EngineContext, raw: FormObject, [id]: string[]): Promise<SetupIntentObject> {
   const params = new Params(raw, ['expand', 'client_secret']);
   params.expand([]);
-  const found = await store.loadObject<SetupIntentObject>(ctx.tx, id as string, 'setup_intent');
-  if (!found) throw resourceMissing('setup_intent', id as string);
-  return found.data;
+  return (await loadOr404<SetupIntentObject>(ctx, 'setup_intent', id as string)).data;
 }
 
 function assertConfirmable(si: StoredSetupIntent) {
