@@ -7,6 +7,14 @@ import type { NextAction } from './objects.ts';
 
 export const PAYMENT_METHOD_TYPES = ['card', 'paypal'] as const;
 
+/** The statuses in which an intent may still be confirmed (and a setup intent canceled). */
+export const AWAITING_CONFIRMATION: readonly string[] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
+
+/** off_session=true, one_off or recurring: the customer is not there to authenticate. */
+export function isOffSession(value: string | undefined): boolean {
+  return value === 'true' || value === 'one_off' || value === 'recurring';
+}
+
 /**
  * From API version 2026-09-30 (endive) the types a setup or payment intent
  * accepts are sent as allowed_payment_method_types; before, as payment_method_types.

@@ -8,7 +8,7 @@ import { customerOr404 } from './customers.ts';
 import { invalidRequest, SandboxError, unexpectedState } from './errors.ts';
 import { emit } from './events.ts';
 import type { FormObject } from './form.ts';
-import { answeringIntent, nextAction, PAYMENT_METHOD_TYPES, typesParam } from './intents.ts';
+import { AWAITING_CONFIRMATION, answeringIntent, isOffSession, nextAction, PAYMENT_METHOD_TYPES, typesParam } from './intents.ts';
 import { type ChargeObject, type LastError, newId, type PaymentIntentObject, type PaymentMethodObject, randomToken, sameSecret } from './objects.ts';
 import { LIST_PARAMS, listOptions, Params } from './params.ts';
 import { paymentMethodOr404, resolvePaymentMethod, savePaymentMethod } from './payment-methods.ts';
@@ -82,7 +82,7 @@ export async function createPaymentIntent(ctx: EngineContext, raw: FormObject): 
   if (customerId) await customerOr404(ctx, customerId, 'customer');
   const confirm = params.boolean('confirm') ?? false;
   const offSessionRaw = params.string('off_session');
-  const offSession = offSessionRaw === 'true' || offSessionRaw === 'one_off' || offSessionRaw === 'recurring';
+  const offSession = isOffSession(offSessionRaw);
   if (offSessionRaw !== undefined && offSessionRaw !== '' && !['true', 'false', 'one_off', 'recurring'].includes(offSessionRaw)) {
     throw invalidRequest(`Invalid off_session: ${offSessionRaw}`, { param: 'off_session' });
   }
@@ -165,7 +165,7 @@ export async function confirmPaymentIntent(ctx: EngineContext, raw: FormObject, 
   params.oneOf('setup_future_usage', ['off_session', 'on_session']);
   const offSessionRaw = params.string('off_session');
   const pi = await paymentIntentOr404(ctx, id as string);
-  if (!['requires_payment_method', 'requires_confirmation', 'requires_action'].includes(pi.data.status)) {
+  if (!AWAITING_CONFIRMATION.includes(pi.data.status)) {
     throw unexpectedState(
       'payment_intent',
       `This PaymentIntent's status is ${pi.data.status}, but it must be one of requires_payment_method, requires_confirmation, or requires_action to be confirmed.`,
@@ -177,7 +177,7 @@ export async function confirmPaymentIntent(ctx: EngineContext, raw: FormObject, 
   const { pm, isNew } = await resolvePaymentMethod(ctx, pmParam, 'payment_method');
   if (isNew) await savePaymentMethod(ctx, pm, true);
   await confirmWith(ctx, pi, pm, {
-    offSession: offSessionRaw === 'true' || offSessionRaw === 'one_off' || offSessionRaw === 'recurring',
+    offSession: isOffSession(offSessionRaw),
     authenticated: false,
   });
   return expanded(ctx, pi.data, expand);

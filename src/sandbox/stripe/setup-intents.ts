@@ -7,7 +7,7 @@ import { customerOr404 } from './customers.ts';
 import { invalidRequest, SandboxError, type StripeErrorBody, unexpectedState } from './errors.ts';
 import { emit } from './events.ts';
 import type { FormObject } from './form.ts';
-import { answeringIntent, nextAction, PAYMENT_METHOD_TYPES, typesParam } from './intents.ts';
+import { AWAITING_CONFIRMATION, answeringIntent, nextAction, PAYMENT_METHOD_TYPES, typesParam } from './intents.ts';
 import { type LastError, newId, randomToken, type SetupIntentObject, sameSecret } from './objects.ts';
 import { Params } from './params.ts';
 import { attach, cardPaymentMethod, paymentMethodOr404, paypalPaymentMethod, resolvePaymentMethod, savePaymentMethod } from './payment-methods.ts';
@@ -108,7 +108,7 @@ export async function retrieveSetupIntent(ctx: EngineContext, raw: FormObject, [
 }
 
 function assertConfirmable(si: StoredSetupIntent) {
-  if (!['requires_payment_method', 'requires_confirmation', 'requires_action'].includes(si.data.status)) {
+  if (!AWAITING_CONFIRMATION.includes(si.data.status)) {
     throw unexpectedState('setup_intent', `You cannot confirm this SetupIntent because it has a status of ${si.data.status}.`, si.data);
   }
 }
@@ -208,7 +208,7 @@ export async function cancelSetupIntent(ctx: EngineContext, raw: FormObject, [id
   params.expand([]);
   const reason = params.oneOf('cancellation_reason', ['abandoned', 'duplicate', 'requested_by_customer']) ?? null;
   const si = await setupIntentOr404(ctx, id as string);
-  if (!['requires_payment_method', 'requires_confirmation', 'requires_action'].includes(si.data.status)) {
+  if (!AWAITING_CONFIRMATION.includes(si.data.status)) {
     throw unexpectedState('setup_intent', `You cannot cancel this SetupIntent because it has a status of ${si.data.status}.`, si.data);
   }
   Object.assign(si.data, { status: 'canceled', cancellation_reason: reason, next_action: null });
