@@ -5,16 +5,17 @@
 // does what Stripe's frontend SDK would. It knows nothing of the service.
 
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { backgroundFailures } from '../../platform/background.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
+import { sharedDueWork } from './due-work.ts';
 import { createEngine } from './engine.ts';
-import { randomToken, stripeOrder } from './objects.ts';
-import { createApiServer, IDEMPOTENCY_TTL_MS, type RecordedRequest } from './server.ts';
+import { randomToken } from './objects.ts';
+import { closeApiServer, IDEMPOTENCY_TTL_MS, listenApiServer, type RecordedRequest } from './server.ts';
 import * as store from './store.ts';
-import { GIVE_UP_AFTER_MS, postWebhook, retryDelay, signatureHeader, type WebhookEndpoint } from './webhooks.ts';
+import type { WebhookEndpoint } from './webhooks.ts';
 
+export type { DueWorkResult } from './due-work.ts';
 export type { RecordedRequest } from './server.ts';
 export type { DeliveryRecord, SandboxKeys } from './store.ts';
 export type { WebhookEndpoint } from './webhooks.ts';
@@ -22,7 +23,6 @@ export type { WebhookEndpoint } from './webhooks.ts';
 /** Stripe's hold: an uncaptured card authorization is canceled after 7 days. */
 export const DEFAULT_HOLD_VALIDITY_MS = 7 * 24 * 3_600_000;
 const REQUEST_LOG_SIZE = 2_000;
-const DELIVERY_LEASE_MS = 60_000;
 
 export interface StripeSandboxOptions {
   db: Database;
@@ -33,12 +33,6 @@ export interface StripeSandboxOptions {
   /** Base URL of the service that mounts the browser stand-in (shown in next_action URLs). */
   browserBaseUrl?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
-}
-
-export interface DueWorkResult {
-  expired: number;
-  delivered: number;
-  retried: number;
 }
 
 function freshKeys(): store.SandboxKeys {
@@ -68,76 +62,9 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
   let server: Server | undefined;
   let url: string | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<DueWorkResult> | undefined;
-  let again = false;
   let closed = false;
-
-  async function expireDue(): Promise<number> {
-    let count = 0;
-    for (const id of await store.dueExpiries(db, clock.now(), 100)) {
-      await db.transaction((tx) => engine.expireIfDue(tx, id));
-      count++;
-    }
-    return count;
-  }
-
-  async function deliverDue(): Promise<{ delivered: number; retried: number }> {
-    let delivered = 0;
-    let retried = 0;
-    for (;;) {
-      const due = await store.claimDueDeliveries(db, clock.now(), DELIVERY_LEASE_MS, 20);
-      if (due.length === 0) break;
-      await Promise.all(
-        due.map(async (delivery) => {
-          const payload = JSON.stringify(stripeOrder(delivery.event), null, 2);
-          const sentAt = clock.now();
-          const result = await postWebhook(delivery.target, payload, signatureHeader(payload, keys.webhookSecret, Math.floor(sentAt.getTime() / 1000)));
-          const ok = result.status !== null && result.status >= 200 && result.status < 300;
-          const now = clock.now();
-          const attempts = delivery.attempts + 1;
-          const giveUp = !ok && now.getTime() - delivery.createdAt.getTime() >= GIVE_UP_AFTER_MS;
-          const nextAttemptAt = ok || giveUp ? null : new Date(now.getTime() + retryDelay(attempts));
-          await store.recordDeliveryAttempt(db, delivery, { delivered: ok, status: result.status, error: result.error, nextAttemptAt, at: now });
-          if (ok) delivered++;
-          else {
-            retried++;
-            log('warn', 'webhook delivery failed', {
-              event: delivery.eventId,
-              endpoint: delivery.endpoint,
-              status: result.status,
-              error: result.error,
-              attempts,
-              giveUp,
-            });
-          }
-        }),
-      );
-      // Deliveries that failed just now are due again only later; those claimed are leased.
-    }
-    return { delivered, retried };
-  }
-
-  /** Lapses due authorizations and delivers due webhooks; concurrent calls share one pass (and one more if asked meanwhile). */
-  function runDueWork(): Promise<DueWorkResult> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      const total: DueWorkResult = { expired: 0, delivered: 0, retried: 0 };
-      do {
-        again = false;
-        total.expired += await expireDue();
-        const sent = await deliverDue();
-        total.delivered += sent.delivered;
-        total.retried += sent.retried;
-      } while (again && !closed);
-      return total;
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
+  const dueWork = sharedDueWork({ db, clock, engine, webhookSecret: keys.webhookSecret, log });
+  const runDueWork = dueWork.run;
 
   function kick(): void {
     if (timer && !closed) setImmediate(() => void runDueWork().catch(backgroundFailed));
@@ -161,8 +88,7 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
     },
 
     async listen(listenOptions: { host?: string; port: number }): Promise<string> {
-      const host = listenOptions.host ?? '127.0.0.1';
-      server = createApiServer({
+      const listening = await listenApiServer(listenOptions, {
         db,
         clock,
         engine,
@@ -175,14 +101,8 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
         },
         onError: (error) => log('error', 'sandbox request failed', { err: error instanceof Error ? error.message : String(error) }),
       });
-      server.keepAliveTimeout = 5_000;
-      const listening = server;
-      await new Promise<void>((resolve, reject) => {
-        listening.once('error', reject);
-        listening.listen(listenOptions.port, host, () => resolve());
-      });
-      const { port } = listening.address() as AddressInfo;
-      url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      server = listening.server;
+      url = listening.url;
       return url;
     },
 
@@ -217,14 +137,8 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
       closed = true;
       if (timer) clearInterval(timer);
       timer = undefined;
-      await running?.catch(() => {});
-      if (server) {
-        const closing = server;
-        await new Promise<void>((resolve) => {
-          closing.close(() => resolve());
-          closing.closeAllConnections();
-        });
-      }
+      await dueWork.stop();
+      if (server) await closeApiServer(server);
     },
   };
 }
