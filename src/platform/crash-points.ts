@@ -9,7 +9,7 @@ export type CrashPoint = (name: CrashPointName) => void;
 
 /** Every point, in the order the work passes them. */
 export const CRASH_POINTS = [
-  // Start saga (charging/service.ts)
+  // Start saga (charging/start.ts)
   'start:begun', // the session row is committed, no hold yet
   'start:hold-placed', // the processor authorized the hold, not yet recorded as held
   'start:held', // recorded as held, START_SESSION not sent

@@ -1,9 +1,11 @@
 // What every charging rule is given: the module's dependencies and settings as one explicit object, built once by
 // createCharging (service.ts). Rules take it as their first argument instead of closing over it.
+
 import type { CDR } from '../../ocpi/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { CrashPoint } from '../../platform/crash-points.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
+import type { SessionCostView } from '../invoicing/schemas.ts';
 import type { Commands } from '../ocpi/commands.ts';
 import type { OcpiToken } from '../ocpi/tokens.ts';
 import type { PaymentsService } from '../payments/service.ts';
@@ -28,19 +30,8 @@ export interface ChargingLog {
   error(fields: object, message: string): void;
 }
 
-export interface SessionCost {
-  kwh_cost: string | null;
-  time_cost: string | null;
-  session_fee_cost: string | null;
-  blocking_fee_cost: string | null;
-  starting_fee_cost: string | null;
-  invoice_download: string | null;
-  invoice_vat: string;
-  invoice_summary: string;
-  invoice_credits: string;
-  invoice_discount: string;
-  currency: string;
-}
+/** A session's costs and invoice figures, as invoicing computes them (its schema is the one definition). */
+export type SessionCost = SessionCostView;
 
 export interface ChargingDeps {
   db: Database;

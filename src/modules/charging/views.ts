@@ -1,5 +1,6 @@
 // The answers about sessions: a session as clients read it (contract.md's fields plus ours), the list, one
 // session, and the rating a user gives it.
+
 import Big from 'big.js';
 import type { Queryable } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
@@ -7,31 +8,11 @@ import { fromMinorUnits } from '../../platform/money.ts';
 import type { Hold } from '../payments/service.ts';
 import { type ChargingContext, type SessionCost, UUID } from './context.ts';
 import * as repo from './repository.ts';
+import type { ChargingSessionView } from './schemas.ts';
 import { isUnfinished } from './state.ts';
 
-export interface SessionView {
-  id: string;
-  status: repo.SessionStatus;
-  is_active: boolean;
-  start_time: string | null;
-  end_time: string | null;
-  duration: number | null;
-  consumed_energy: string;
-  evse_id: string;
-  station_id: string;
-  station_info: repo.StationInfo;
-  is_partner: boolean;
-  logo_url: string | null;
-  user_facing_session_prices: repo.UserFacingPrices;
-  session_cost: SessionCost;
-  estimated_cost: string | null;
-  pre_authorization: { amount: string; currency: string; status: string };
-  payment_method_id: string;
-  failure_reason: string | null;
-  rates: number | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A session as clients read it: the schema's type, with the status narrowed to the state table's. */
+export type SessionView = ChargingSessionView & { status: repo.SessionStatus };
 
 function emptyCost(currency: string): SessionCost {
   return {

@@ -1,0 +1,61 @@
+// The TypeBox schemas of charging sessions: validation, the OpenAPI document and the view type (SessionView) at once.
+import { type Static, Type } from 'typebox';
+import { Money, Nullable, NullableMoney } from '../../platform/http/schema.ts';
+import { SessionCost } from '../invoicing/schemas.ts';
+
+const StationInfo = Type.Object({
+  station_name: Nullable(Type.String()),
+  station_address: Nullable(Type.String()),
+  country: Nullable(Type.String({ description: 'ISO 3166-1 alpha-3, as the operator sent it.' })),
+  station_speed: Nullable(Type.String({ description: 'slow, fast or turbo' })),
+  connector_standard: Nullable(Type.String()),
+  connector_power: Nullable(Type.Number({ description: 'kW' })),
+  support_phone: Nullable(Type.String()),
+  latitude: Nullable(Type.String()),
+  longitude: Nullable(Type.String()),
+});
+
+const UserFacingPrices = Type.Object({
+  kwh_price: NullableMoney('Per kWh incl. VAT at the start.'),
+  time_price: NullableMoney('Per minute of charging incl. VAT at the start.'),
+  session_fee: NullableMoney('One-off fee of the operator incl. VAT.'),
+  blocking_fee: NullableMoney('Per minute of parking (blocking) incl. VAT.'),
+  starting_fee: NullableMoney('Our one-off fee incl. VAT.'),
+  grace_period_minutes: Nullable(Type.Integer()),
+  blocking_cap: NullableMoney('Most blocking fees per session.'),
+  currency: Type.String(),
+});
+
+export const ChargingSession = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  status: Type.String({
+    enum: ['pending', 'active', 'stopping', 'completed', 'failed'],
+    description:
+      'pending: the operator accepted the start, charging has not begun; active; stopping: a stop was accepted (or the car ended the session), the CDR is awaited; completed: the CDR arrived and the cost is final; failed: the start did not succeed (failure_reason).',
+  }),
+  is_active: Type.Boolean({ description: 'True while pending, active or stopping.' }),
+  start_time: Nullable(Type.String({ format: 'date-time' })),
+  end_time: Nullable(Type.String({ format: 'date-time' })),
+  duration: Nullable(Type.Integer({ description: 'Seconds since the start (to the end once ended).' })),
+  consumed_energy: Type.String({ description: 'kWh, 3 decimals.' }),
+  evse_id: Type.String(),
+  station_id: Type.String(),
+  station_info: StationInfo,
+  is_partner: Type.Boolean(),
+  logo_url: Nullable(Type.String()),
+  user_facing_session_prices: UserFacingPrices,
+  session_cost: SessionCost,
+  estimated_cost: NullableMoney('What the session has cost so far incl. VAT, from the tariff and the charging periods reported.'),
+  pre_authorization: Type.Object({
+    amount: Money('Amount held on the payment method.'),
+    currency: Type.String(),
+    status: Type.String({ description: 'Where the hold stands: pending, authorized, requires_action, declined, captured, released, expired, failed.' }),
+  }),
+  payment_method_id: Type.String(),
+  failure_reason: Nullable(Type.String()),
+  rates: Nullable(Type.Integer({ minimum: 1, maximum: 5 })),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+export type ChargingSessionView = Static<typeof ChargingSession>;
