@@ -1,6 +1,6 @@
 // CI-only extra check: validates recorded OCPI messages against the OFFICIAL
 // OCPI 2.2.1 OpenAPI, when a copy of it sits next to the repository
-// (../shared/reference/ocpi-2.2.1/openapi). Our own schemas (src/ocpi/*.ts) are
+// (../shared/reference/ocpi-2.2.1/openapi). Our own schemas (src/ocpi-protocol/*.ts) are
 // written from the spec's text; this catches any message they let through that
 // the official schemas refuse. Without that folder it prints a notice and
 // exits 0, so clones without it are unaffected.
@@ -9,7 +9,7 @@
 //
 // recordings-dir (default .ocpi-recordings/) holds *.json files, each
 // { "schema": "<component name>", "message": <object> }, as written by
-// recordOcpiMessage (src/ocpi/validate.ts) when setOcpiRecorder(dir) is on.
+// recordOcpiMessage (src/ocpi-protocol/validate.ts) when setOcpiRecorder(dir) is on.
 // "Version" may hold one Version or the array a versions endpoint returns.
 // Exit codes: 0 all match (or no official copy), 1 a message failed or the
 // recordings cannot be read, 2 the official OpenAPI cannot be loaded.
@@ -176,7 +176,7 @@ async function main(): Promise<number> {
     return 2;
   }
   if (!existsSync(recordings) || !statSync(recordings).isDirectory()) {
-    process.stderr.write(`ocpi-official-check: no recordings directory ${recordings} (run the tests with recording on, see src/ocpi/validate.ts)\n`);
+    process.stderr.write(`ocpi-official-check: no recordings directory ${recordings} (run the tests with recording on, see src/ocpi-protocol/validate.ts)\n`);
     return 1;
   }
   const files = readdirSync(recordings)

@@ -4,9 +4,9 @@
 // (a start is ACTIVE within 2 s, the CDR comes within a few seconds of a stop).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { OcpiEvse, OcpiLocation } from '../src/ocpi/locations-tariffs.ts';
-import { localTime, priceSession } from '../src/ocpi/pricing.ts';
-import type { Session } from '../src/ocpi/sessions.ts';
+import type { OcpiEvse, OcpiLocation } from '../src/ocpi-protocol/locations-tariffs.ts';
+import { localTime, priceSession } from '../src/ocpi-protocol/pricing.ts';
+import type { Session } from '../src/ocpi-protocol/sessions.ts';
 import { manualClock, systemClock } from '../src/platform/clock.ts';
 import type { Database } from '../src/platform/db.ts';
 import { type CpoSandbox, createCpoSandbox, scenarioLocationId } from '../src/sandbox/cpo/index.ts';

@@ -3,7 +3,7 @@
 // versions, credentials and the Receiver interfaces (Locations, Sessions,
 // CDRs, command results), applies what it receives as an eMSP would
 // (PATCHes append charging periods), validates every message against the
-// src/ocpi schemas, and records it all. It calls the CPO with src/ocpi/client.ts.
+// src/ocpi schemas, and records it all. It calls the CPO with src/ocpi-protocol/client.ts.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -11,15 +11,23 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import selfsigned from 'selfsigned';
-import type { Cdr } from '../src/ocpi/cdrs.ts';
-import { type OcpiReply, ocpiData, ocpiRequest } from '../src/ocpi/client.ts';
-import type { CommandResult } from '../src/ocpi/commands.ts';
-import type { Credentials } from '../src/ocpi/credentials.ts';
-import { EVSE_STATUSES } from '../src/ocpi/locations-tariffs.ts';
-import type { Session } from '../src/ocpi/sessions.ts';
-import { envelope, OCPI_STATUS, tokenCandidates } from '../src/ocpi/transport.ts';
-import { parseCdr, parseCommandResult, parseCredentials, parseSession, parseSessionPatch, parseVersionDetails, parseVersions } from '../src/ocpi/validate.ts';
-import type { Endpoint } from '../src/ocpi/versions.ts';
+import type { Cdr } from '../src/ocpi-protocol/cdrs.ts';
+import { type OcpiReply, ocpiData, ocpiRequest } from '../src/ocpi-protocol/client.ts';
+import type { CommandResult } from '../src/ocpi-protocol/commands.ts';
+import type { Credentials } from '../src/ocpi-protocol/credentials.ts';
+import { EVSE_STATUSES } from '../src/ocpi-protocol/locations-tariffs.ts';
+import type { Session } from '../src/ocpi-protocol/sessions.ts';
+import { envelope, OCPI_STATUS, tokenCandidates } from '../src/ocpi-protocol/transport.ts';
+import {
+  parseCdr,
+  parseCommandResult,
+  parseCredentials,
+  parseSession,
+  parseSessionPatch,
+  parseVersionDetails,
+  parseVersions,
+} from '../src/ocpi-protocol/validate.ts';
+import type { Endpoint } from '../src/ocpi-protocol/versions.ts';
 
 export const EMSP_PARTY = { country_code: 'NL', party_id: 'TST' };
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
@@ -259,7 +267,7 @@ export async function startEmspPeer(options: { tls?: { cert: string; key: string
       return url;
     },
 
-    /** A call to the CPO with our token (or the given one), through src/ocpi/client.ts. */
+    /** A call to the CPO with our token (or the given one), through src/ocpi-protocol/client.ts. */
     async call(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown, token = state.cpoToken, timeoutMs = 5_000) {
       assert.ok(token, 'registered with the CPO');
       return ocpiRequest(

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { OcpiError } from '../src/ocpi/transport.ts';
+import { OcpiError } from '../src/ocpi-protocol/transport.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { tokenOf } from '../src/modules/ocpi/tokens.ts';
 import { findUserForToken } from '../src/modules/users/repository.ts';
-import { parseCdr, parseSession } from '../src/ocpi/validate.ts';
+import { parseCdr, parseSession } from '../src/ocpi-protocol/validate.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox, type Scenario, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
 import { FAST_CPO_TIMINGS } from './charging-support.ts';

@@ -1,4 +1,4 @@
-// The OCPI 2.2.1 object schemas (src/ocpi/*.ts) and their validators: a valid
+// The OCPI 2.2.1 object schemas (src/ocpi-protocol/*.ts) and their validators: a valid
 // object of every kind passes (extra properties included, peers may extend),
 // and missing required fields, unknown enum values, over-long strings and
 // wrong types are refused with the path of the offending value. Also the
@@ -10,10 +10,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { COMMAND_RESULT_TYPES, COMMAND_TYPES } from '../src/ocpi/commands.ts';
-import { ROLES } from '../src/ocpi/credentials.ts';
-import { AUTH_METHODS, CDR_DIMENSION_TYPES, SESSION_STATUSES } from '../src/ocpi/sessions.ts';
-import { ALLOWED_TYPES, TOKEN_TYPES, WHITELIST_TYPES } from '../src/ocpi/tokens.ts';
+import { COMMAND_RESULT_TYPES, COMMAND_TYPES } from '../src/ocpi-protocol/commands.ts';
+import { ROLES } from '../src/ocpi-protocol/credentials.ts';
+import { AUTH_METHODS, CDR_DIMENSION_TYPES, SESSION_STATUSES } from '../src/ocpi-protocol/sessions.ts';
+import { ALLOWED_TYPES, TOKEN_TYPES, WHITELIST_TYPES } from '../src/ocpi-protocol/tokens.ts';
 import {
   type OcpiParser,
   parseAuthorizationInfo,
@@ -32,8 +32,8 @@ import {
   recordOcpiMessage,
   setOcpiRecorder,
   validator,
-} from '../src/ocpi/validate.ts';
-import { INTERFACE_ROLES, MODULE_IDS, OcpiUrl } from '../src/ocpi/versions.ts';
+} from '../src/ocpi-protocol/validate.ts';
+import { INTERFACE_ROLES, MODULE_IDS, OcpiUrl } from '../src/ocpi-protocol/versions.ts';
 
 // ---------------------------------------------------------------------------
 // Helpers

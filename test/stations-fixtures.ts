@@ -1,5 +1,5 @@
 // Small hand-made OCPI objects for station tests.
-import type { OcpiLocation, OcpiTariff } from '../src/ocpi/locations-tariffs.ts';
+import type { OcpiLocation, OcpiTariff } from '../src/ocpi-protocol/locations-tariffs.ts';
 
 const STAMP = '2026-01-01T00:00:00Z';
 

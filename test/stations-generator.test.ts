@@ -7,7 +7,7 @@ import { Ajv } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import { type GeneratedCatalogue, generateCatalogue } from '../src/dataset/generator.ts';
 import { CITIES } from '../src/dataset/generator-data.ts';
-import { OcpiLocation, OcpiTariff } from '../src/ocpi/locations-tariffs.ts';
+import { OcpiLocation, OcpiTariff } from '../src/ocpi-protocol/locations-tariffs.ts';
 import { countryByAlpha2, countryByAlpha3 } from '../src/platform/european-countries.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.

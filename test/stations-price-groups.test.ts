@@ -14,7 +14,7 @@ import {
   type PriceGroupOptions,
   type PriceItem,
 } from '../src/modules/stations/price-groups.ts';
-import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../src/ocpi/locations-tariffs.ts';
+import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../src/ocpi-protocol/locations-tariffs.ts';
 
 const STAMP = '2026-01-01T00:00:00Z';
 // A Wednesday; 14:00 in Berlin (CEST).

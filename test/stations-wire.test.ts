@@ -17,7 +17,7 @@ import { loadGeneratedCatalogue } from '../src/modules/stations/loader.ts';
 import { connectorPowerKw, derivePriceGroups } from '../src/modules/stations/price-groups.ts';
 import * as stationsRepo from '../src/modules/stations/repository.ts';
 import { StationAroundSchema, StationSchema, TileResponseSchema } from '../src/modules/stations/schemas.ts';
-import type { OcpiLocation, OcpiTariff } from '../src/ocpi/locations-tariffs.ts';
+import type { OcpiLocation, OcpiTariff } from '../src/ocpi-protocol/locations-tariffs.ts';
 import { PageOf } from '../src/platform/http/pagination.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
 import { ocpiLocation, ocpiTariff } from './stations-fixtures.ts';

@@ -15,7 +15,7 @@ import { generateCatalogue } from '../src/dataset/generator.ts';
 import { loadGeneratedCatalogue } from '../src/modules/stations/loader.ts';
 import * as stationsRepo from '../src/modules/stations/repository.ts';
 import { connectorMaskOf } from '../src/modules/stations/routes.ts';
-import type { OcpiLocation, OcpiTariff } from '../src/ocpi/locations-tariffs.ts';
+import type { OcpiLocation, OcpiTariff } from '../src/ocpi-protocol/locations-tariffs.ts';
 import { countryByAlpha3, UNITS_PER_EUR } from '../src/platform/european-countries.ts';
 import { assertProblem, BASE_URL, setupTestApp, type TestContext } from './helpers.ts';
 import { ocpiLocation, ocpiTariff } from './stations-fixtures.ts';

@@ -1,4 +1,4 @@
-// The OCPI 2.2.1 tariff engine (src/ocpi/pricing.ts), shared by the eMSP and
+// The OCPI 2.2.1 tariff engine (src/ocpi-protocol/pricing.ts), shared by the eMSP and
 // the sandbox CPO. Every worked example of mod_tariffs.asciidoc and of
 // mod_cdrs.asciidoc ("step_size") that has numbers, to the cent: VAT, FLAT,
 // step_size across elements and between charging and parking, min/max price,
@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import Big from 'big.js';
 import fc from 'fast-check';
-import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../src/ocpi/locations-tariffs.ts';
+import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../src/ocpi-protocol/locations-tariffs.ts';
 import {
   applicableComponent,
   currencyDecimals,
@@ -30,8 +30,8 @@ import {
   tariffValidAt,
   toMinorUnits,
   type UnroundedSessionCosts,
-} from '../src/ocpi/pricing.ts';
-import type { ChargingPeriod } from '../src/ocpi/sessions.ts';
+} from '../src/ocpi-protocol/pricing.ts';
+import type { ChargingPeriod } from '../src/ocpi-protocol/sessions.ts';
 
 const TZ = 'Europe/Amsterdam';
 const BERLIN = 'Europe/Berlin';

@@ -22,7 +22,7 @@
 //   location's country and its kind (AC, DC up to 100 kW, DC from 150 kW,
 //   domestic socket); operators that publish no tariffs leave tariff_ids out.
 
-import type { OcpiConnector, OcpiEvse, OcpiLocation, OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../ocpi/locations-tariffs.ts';
+import type { OcpiConnector, OcpiEvse, OcpiLocation, OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../ocpi-protocol/locations-tariffs.ts';
 import { type CountryFacts, countryByAlpha2, EUROPEAN_COUNTRIES } from '../platform/european-countries.ts';
 import {
   CITIES,

@@ -12,7 +12,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { OcpiCallOutcome } from '../ocpi/client.ts';
+import type { OcpiCallOutcome } from '../ocpi-protocol/client.ts';
 import { isDatabaseUnavailable } from './db.ts';
 
 export type RateLimitScope = 'client' | 'ocpi';

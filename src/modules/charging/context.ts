@@ -1,7 +1,7 @@
 // What every charging rule is given: the module's dependencies and settings as one explicit object, built once by
 // createCharging (service.ts). Rules take it as their first argument instead of closing over it.
 
-import type { CDR } from '../../ocpi/cdrs.ts';
+import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { CrashPoint } from '../../platform/crash-points.ts';
 import type { Database, Queryable } from '../../platform/db.ts';

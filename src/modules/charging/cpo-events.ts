@@ -1,8 +1,8 @@
 // What the CPO tells us about our sessions, applied inside the transaction that stores the message: the
 // asynchronous result of a command, Session updates, and the CDR that completes a session.
 import Big from 'big.js';
-import type { CDR } from '../../ocpi/cdrs.ts';
-import type { Session as OcpiSession } from '../../ocpi/sessions.ts';
+import type { CDR } from '../../ocpi-protocol/cdrs.ts';
+import type { Session as OcpiSession } from '../../ocpi-protocol/sessions.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { type ChargingContext, UUID } from './context.ts';
 import { CHARGING_QUEUES, fail, queueForSession, queueRelease } from './jobs.ts';

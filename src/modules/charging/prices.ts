@@ -1,9 +1,9 @@
 // What a session shows and estimates of its price: the user-facing prices at the start, the operator's fallback
 // price as an OCPI tariff, and the running cost estimate from the CPO's charging periods.
 import Big from 'big.js';
-import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
-import { localTime, priceSessionExact } from '../../ocpi/pricing.ts';
-import type { Session as OcpiSession } from '../../ocpi/sessions.ts';
+import type { OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import { localTime, priceSessionExact } from '../../ocpi-protocol/pricing.ts';
+import type { Session as OcpiSession } from '../../ocpi-protocol/sessions.ts';
 import { toMinorUnits } from '../../platform/money.ts';
 import type { PriceGroup, PriceItem, PriceSchedule } from '../stations/price-groups.ts';
 import type { SessionRow, UserFacingPrices } from './repository.ts';

@@ -1,7 +1,7 @@
 // The periodic repair of what messages and crashes left behind: starts cut short (failed, hold released),
 // accepted starts past their deadline, failed sessions whose hold still holds funds, stops the CPO never
 // finished, and CDRs that came before anything linked them to a session.
-import type { CDR } from '../../ocpi/cdrs.ts';
+import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import { ADOPT_WITHIN_MS, type ChargingContext } from './context.ts';
 import { cdrReceived } from './cpo-events.ts';
 import { CHARGING_QUEUES, fail, queueForSession, queueRelease, startDeadline } from './jobs.ts';

@@ -1,6 +1,6 @@
 // SQL of charging sessions. Queries a client makes take its client id; the
 // ones driven by CPO messages and jobs find sessions by their own keys.
-import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
+import type { OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Queryable } from '../../platform/db.ts';
 
 export type SessionStatus = 'pending' | 'active' | 'stopping' | 'completed' | 'failed';

@@ -9,8 +9,8 @@
 //   prices.ts      user-facing prices, the fallback tariff and the running cost estimate
 //   guards.ts      what other modules may not do while a session is unfinished
 //   repository.ts  the SQL
-import type { CDR } from '../../ocpi/cdrs.ts';
-import type { Session as OcpiSession } from '../../ocpi/sessions.ts';
+import type { CDR } from '../../ocpi-protocol/cdrs.ts';
+import type { Session as OcpiSession } from '../../ocpi-protocol/sessions.ts';
 import { noCrashPoints } from '../../platform/crash-points.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { type ChargingContext, type ChargingDeps, DEFAULT_CHARGING_CONFIG } from './context.ts';

@@ -11,8 +11,8 @@
 // session we gave up on, its Session is answered with a STOP_SESSION and its CDR is billed all the same:
 // nothing delivered goes unbilled, nothing held stays held.
 import { randomUUID } from 'node:crypto';
-import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
-import { tariffValidAt } from '../../ocpi/pricing.ts';
+import type { OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import { tariffValidAt } from '../../ocpi-protocol/pricing.ts';
 import { AppError, validationError } from '../../platform/errors.ts';
 import { fromMinorUnits, toMinorUnits } from '../../platform/money.ts';
 import type { Hold } from '../payments/service.ts';

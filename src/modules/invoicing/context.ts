@@ -2,7 +2,7 @@
 // the payments module and the charging and OCPI sides it reads sessions and
 // CDRs from. The factory (service.ts) builds it once; the rules in bill.ts,
 // debts.ts, documents.ts and session-costs.ts take it as their first argument.
-import type { CDR } from '../../ocpi/cdrs.ts';
+import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { CrashPoint } from '../../platform/crash-points.ts';
 import type { Database, Queryable } from '../../platform/db.ts';

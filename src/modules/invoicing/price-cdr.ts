@@ -2,9 +2,9 @@
 // breakdown as rounded invoice lines that add up to the total, plus our
 // starting fee. Pure: no database, no clock.
 import Big from 'big.js';
-import type { CDR } from '../../ocpi/cdrs.ts';
-import type { OcpiTariff } from '../../ocpi/locations-tariffs.ts';
-import { priceSessionExact, priceSessionUnrounded } from '../../ocpi/pricing.ts';
+import type { CDR } from '../../ocpi-protocol/cdrs.ts';
+import type { OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import { priceSessionExact, priceSessionUnrounded } from '../../ocpi-protocol/pricing.ts';
 import { currencyExponent } from '../../platform/money.ts';
 import type { SessionRow } from '../charging/repository.ts';
 import type { BillLine } from './repository.ts';

@@ -5,8 +5,8 @@
 // Outcomes are values: accepted, rejected (with the CPO's reason), or
 // unreachable (no answer; the CPO may still have acted on it).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { OcpiTransportError, ocpiRequest } from '../../ocpi/client.ts';
-import { parseCommandResponse } from '../../ocpi/validate.ts';
+import { OcpiTransportError, ocpiRequest } from '../../ocpi-protocol/client.ts';
+import { parseCommandResponse } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { type Connections, endpointOf } from './connections.ts';

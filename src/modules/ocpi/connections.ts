@@ -4,9 +4,9 @@
 // token lookup that authenticates every OCPI request.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
-import { type OcpiCallOutcome, type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi/client.ts';
-import { OCPI_STATUS, OcpiError } from '../../ocpi/transport.ts';
-import { parseCredentials, parseVersionDetails, parseVersions } from '../../ocpi/validate.ts';
+import { type OcpiCallOutcome, type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi-protocol/client.ts';
+import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { parseCredentials, parseVersionDetails, parseVersions } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import * as repo from './repository.ts';

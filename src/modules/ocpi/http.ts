@@ -3,7 +3,7 @@
 // errors carry OCPI status codes, and request/correlation ids are echoed.
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { envelope, HEADER, OCPI_STATUS, OcpiError, tokenCandidates } from '../../ocpi/transport.ts';
+import { envelope, HEADER, OCPI_STATUS, OcpiError, tokenCandidates } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isDatabaseUnavailable } from '../../platform/db.ts';
 import { setRateLimitHeaders } from '../../platform/http/rate-limit.ts';

@@ -3,10 +3,10 @@
 // charging periods appended), CDRs (POST, immutable) and command results.
 // Every object is validated; ids in the URL must match the body; a connection
 // may only send objects of the parties it registered.
-import type { OcpiConnector, OcpiEvse, OcpiLocation } from '../../ocpi/locations-tariffs.ts';
-import { invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi/transport.ts';
-import { isDateTime } from '../../ocpi/types.ts';
-import { type CDR, parseCdr, parseCommandResult, parseSession, parseSessionPatch, type Session } from '../../ocpi/validate.ts';
+import type { OcpiConnector, OcpiEvse, OcpiLocation } from '../../ocpi-protocol/locations-tariffs.ts';
+import { invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { isDateTime } from '../../ocpi-protocol/types.ts';
+import { type CDR, parseCdr, parseCommandResult, parseSession, parseSessionPatch, type Session } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 import { type Ingestion, InvalidOcpiObject } from '../stations/ingest.ts';

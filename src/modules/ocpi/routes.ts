@@ -3,7 +3,7 @@
 // results, and our Tokens sender interface. Handlers parse, call the module,
 // and answer the envelope.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { pageHeaders, parsePageQuery } from '../../ocpi/transport.ts';
+import { pageHeaders, parsePageQuery } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { RateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Connections } from './connections.ts';

@@ -1,6 +1,6 @@
 // The OCPI module assembled: connections (credentials), receivers, tokens,
 // commands, pulls, the outbox of pushes and the periodic reconciliation.
-import type { CDR } from '../../ocpi/cdrs.ts';
+import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { OcpiConfig } from '../../platform/config.ts';
 import type { Database } from '../../platform/db.ts';

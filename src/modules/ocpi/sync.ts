@@ -2,8 +2,8 @@
 // and the periodic reconciliation (only what changed since the last pull).
 // Invalid objects are logged and skipped, the valid ones of the same page
 // are kept (transport_and_format: "process the correct objects").
-import { ocpiPages } from '../../ocpi/client.ts';
-import { parseCdr, parseSession } from '../../ocpi/validate.ts';
+import { ocpiPages } from '../../ocpi-protocol/client.ts';
+import { parseCdr, parseSession } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { type Ingestion, InvalidOcpiObject, parseOcpiLocation, parseOcpiTariff } from '../stations/ingest.ts';

@@ -3,9 +3,9 @@
 // them (paginated GET), ask for real-time authorization, and receive a push
 // (through the outbox) whenever a user is created, changes language or is
 // deleted (valid: false).
-import type { OcpiPeerAuth } from '../../ocpi/client.ts';
-import { OcpiTransportError, ocpiData } from '../../ocpi/client.ts';
-import { OCPI_STATUS, OcpiError, type PageQuery } from '../../ocpi/transport.ts';
+import type { OcpiPeerAuth } from '../../ocpi-protocol/client.ts';
+import { OcpiTransportError, ocpiData } from '../../ocpi-protocol/client.ts';
+import { OCPI_STATUS, OcpiError, type PageQuery } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 import { findUserForToken, listUsersForTokens, type TokenUserRow } from '../users/repository.ts';

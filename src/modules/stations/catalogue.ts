@@ -9,7 +9,7 @@
 // parses the same text for callers inside the service, so there is one way a
 // station is shown.
 
-import { EVSE_STATUSES } from '../../ocpi/locations-tariffs.ts';
+import { EVSE_STATUSES } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { serviceUnavailable } from '../../platform/errors.ts';

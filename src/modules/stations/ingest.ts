@@ -2,8 +2,8 @@
 // import and (next) the OCPI receiver all validate and store through here, and
 // every change is announced so each process's in-memory catalogue follows.
 import { Ajv, type ValidateFunction } from 'ajv';
-import { EVSE_STATUSES, OcpiLocation, OcpiTariff } from '../../ocpi/locations-tariffs.ts';
-import { isDateTime } from '../../ocpi/types.ts';
+import { EVSE_STATUSES, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import { isDateTime } from '../../ocpi-protocol/types.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import * as repo from './repository.ts';

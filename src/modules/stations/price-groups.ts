@@ -116,7 +116,7 @@
 //   whole seconds, offset always numeric ("+00:00", never "Z"); the offset comes
 //   from Intl.DateTimeFormat. An unknown time zone throws RangeError.
 import Big from 'big.js';
-import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff } from '../../ocpi/locations-tariffs.ts';
+import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 
 export const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
 export type ScheduleKey = (typeof WEEKDAYS)[number] | 'ALL';

@@ -2,7 +2,7 @@
 // receiver) goes through upsertLocations/upsertTariffs; the in-memory catalogue
 // reads everything back with the streaming loaders.
 import { createHash } from 'node:crypto';
-import type { OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi/locations-tariffs.ts';
+import type { OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 
 /** Channel on which every change of the catalogue is announced to all processes. */

@@ -18,7 +18,7 @@
 
 import Big from 'big.js';
 import KDBush from 'kdbush';
-import { EVSE_STATUSES, type OcpiTariff } from '../../ocpi/locations-tariffs.ts';
+import { EVSE_STATUSES, type OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Database } from '../../platform/db.ts';
 import { countryByAlpha3, UNITS_PER_EUR } from '../../platform/european-countries.ts';
 import { connectorPowerKw, type GroupedEvse, type PreAuthorizationRule, type PriceGroupOptions, WEEKDAYS } from './price-groups.ts';

@@ -7,7 +7,7 @@
 // eMSP it talks to. README.md: routes, scenario EVSEs, timing.
 
 import type { AddressInfo } from 'node:net';
-import { EVSE_STATUSES, type EvseStatus, type OcpiEvse, type OcpiLocation } from '../../ocpi/locations-tariffs.ts';
+import { EVSE_STATUSES, type EvseStatus, type OcpiEvse, type OcpiLocation } from '../../ocpi-protocol/locations-tariffs.ts';
 import { backgroundFailures } from '../../platform/background.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';

@@ -3,9 +3,9 @@
 // live EVSE statuses laid over it. The dataset is regenerated from (locations,
 // seed) at every start; only the statuses that changed are stored (store.ts).
 import { type GeneratedParty, generateCatalogue } from '../../dataset/generator.ts';
-import type { EvseStatus, OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi/locations-tariffs.ts';
-import { tariffValidAt } from '../../ocpi/pricing.ts';
-import type { PageQuery } from '../../ocpi/transport.ts';
+import type { EvseStatus, OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import { tariffValidAt } from '../../ocpi-protocol/pricing.ts';
+import type { PageQuery } from '../../ocpi-protocol/transport.ts';
 import { scenarioLocation, scenarioOf, scenarioTariff } from './scenarios.ts';
 
 /** The generator's default `last_updated` stamp of every object. */

@@ -4,11 +4,11 @@
 // eMSP given its versions URL and TOKEN_A. PUT renews, DELETE unregisters.
 // Registered peers are cached in memory; the database is the truth.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi/client.ts';
-import type { Credentials, CredentialsRole } from '../../ocpi/credentials.ts';
-import { OCPI_STATUS, OcpiError, type PartyRef, tokenCandidates } from '../../ocpi/transport.ts';
-import { parseCredentials, parseVersionDetails, parseVersions } from '../../ocpi/validate.ts';
-import type { Endpoint } from '../../ocpi/versions.ts';
+import { type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi-protocol/client.ts';
+import type { Credentials, CredentialsRole } from '../../ocpi-protocol/credentials.ts';
+import { OCPI_STATUS, OcpiError, type PartyRef, tokenCandidates } from '../../ocpi-protocol/transport.ts';
+import { parseCredentials, parseVersionDetails, parseVersions } from '../../ocpi-protocol/validate.ts';
+import type { Endpoint } from '../../ocpi-protocol/versions.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import type { Network } from './network.ts';

@@ -1,4 +1,4 @@
-// Outbound OCPI calls of the sandbox CPO (src/ocpi/client.ts does the HTTP):
+// Outbound OCPI calls of the sandbox CPO (src/ocpi-protocol/client.ts does the HTTP):
 // - Session PUT/PATCH and CDR POST through the outbox (store.ts): retried with
 //   backoff until the eMSP accepts them or the give-up time passes (at most
 //   10 minutes for session updates, so a CDR never waits longer behind them),
@@ -8,10 +8,10 @@
 // - EVSE status PATCHes to every registered eMSP, and CommandResults to a
 //   command's response_url: sent at once, a few retries, never stored (OCPI
 //   advises against queueing them; a missed status is reconciled by GET).
-import { type OcpiReply, ocpiRequest } from '../../ocpi/client.ts';
-import type { CommandResult } from '../../ocpi/commands.ts';
-import type { OcpiEvse, OcpiLocation } from '../../ocpi/locations-tariffs.ts';
-import { type PartyRef, routingHeaders } from '../../ocpi/transport.ts';
+import { type OcpiReply, ocpiRequest } from '../../ocpi-protocol/client.ts';
+import type { CommandResult } from '../../ocpi-protocol/commands.ts';
+import type { OcpiEvse, OcpiLocation } from '../../ocpi-protocol/locations-tariffs.ts';
+import { type PartyRef, routingHeaders } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import type { Log, Peers } from './peers.ts';

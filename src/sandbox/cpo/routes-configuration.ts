@@ -1,7 +1,7 @@
 // Configuration modules (version_information_endpoint.asciidoc,
 // credentials.asciidoc): our versions, the 2.2.1 endpoints, and the
 // credentials endpoint an eMSP registers, updates and unregisters with.
-import type { Endpoint } from '../../ocpi/versions.ts';
+import type { Endpoint } from '../../ocpi-protocol/versions.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { OCPI_VERSION, type Peers } from './peers.ts';
 import { authOf, BASE_PATH, type CpoApp, ok } from './server.ts';

@@ -2,10 +2,10 @@
 // and CDRs (paginated GETs), the Commands Receiver (START_SESSION,
 // STOP_SESSION) and the Tokens Receiver (tokens the eMSP pushes).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { TOKEN_TYPES } from '../../ocpi/tokens.ts';
-import type { PageQuery } from '../../ocpi/transport.ts';
-import { invalidParameters, OCPI_STATUS, OcpiError, pageHeaders, parsePageQuery, unknownObject } from '../../ocpi/transport.ts';
-import { parseToken, parseTokenPatch } from '../../ocpi/validate.ts';
+import { TOKEN_TYPES } from '../../ocpi-protocol/tokens.ts';
+import type { PageQuery } from '../../ocpi-protocol/transport.ts';
+import { invalidParameters, OCPI_STATUS, OcpiError, pageHeaders, parsePageQuery, unknownObject } from '../../ocpi-protocol/transport.ts';
+import { parseToken, parseTokenPatch } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import type { Network } from './network.ts';

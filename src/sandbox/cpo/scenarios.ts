@@ -3,7 +3,7 @@
 // developers and tests can reproduce failures. README.md has the table.
 import type { GeneratedParty } from '../../dataset/generator.ts';
 import { CITIES } from '../../dataset/generator-data.ts';
-import type { OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi/locations-tariffs.ts';
+import type { OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import { countryByAlpha2, UNITS_PER_EUR } from '../../platform/european-countries.ts';
 
 export const SCENARIOS = [

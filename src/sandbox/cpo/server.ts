@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { envelope, HEADER, invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi/transport.ts';
+import { envelope, HEADER, invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isDatabaseUnavailable } from '../../platform/db.ts';
 import { refuseBadText } from '../../platform/http/input.ts';

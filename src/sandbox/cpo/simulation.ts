@@ -14,13 +14,13 @@
 // energy thresholds; a new charging period starts whenever the applicable
 // tariff elements change, and at every session update pushed to the eMSP.
 import { randomUUID } from 'node:crypto';
-import type { Cdr } from '../../ocpi/cdrs.ts';
-import type { CommandResponse, CommandResponseType, CommandResultType, StartSession } from '../../ocpi/commands.ts';
-import type { EvseStatus, OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi/locations-tariffs.ts';
-import { type PricingContext, priceSession, pricingSignature, tariffThresholds } from '../../ocpi/pricing.ts';
-import { type ChargingPeriod, SESSION_ONLY_DIMENSIONS, type Session } from '../../ocpi/sessions.ts';
-import { invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi/transport.ts';
-import { parseStartSession, parseStopSession } from '../../ocpi/validate.ts';
+import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
+import type { CommandResponse, CommandResponseType, CommandResultType, StartSession } from '../../ocpi-protocol/commands.ts';
+import type { EvseStatus, OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import { type PricingContext, priceSession, pricingSignature, tariffThresholds } from '../../ocpi-protocol/pricing.ts';
+import { type ChargingPeriod, SESSION_ONLY_DIMENSIONS, type Session } from '../../ocpi-protocol/sessions.ts';
+import { invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { parseStartSession, parseStopSession } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 import { countryByAlpha3 } from '../../platform/european-countries.ts';

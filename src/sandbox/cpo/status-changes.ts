@@ -2,7 +2,7 @@
 // arrive and leave, chargers fail and are repaired. Each change goes to the
 // eMSPs as a PATCH of the EVSE (push.ts). EVSEs with one of our sessions (or a
 // start in progress) and scenario EVSEs are never picked.
-import type { EvseStatus, OcpiEvse, OcpiLocation } from '../../ocpi/locations-tariffs.ts';
+import type { EvseStatus, OcpiEvse, OcpiLocation } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Network } from './network.ts';
 
 /** Plausible next statuses, with weights. PLANNED and REMOVED EVSEs stay as they are. */

@@ -1,13 +1,13 @@
 // The sandbox CPO's SQL (schema cpo_sandbox, migration 0008): peers and their
 // credentials tokens, sessions, CDRs, the outbox of pushes, pushed tokens and
 // changed EVSE statuses. Every function takes a pool or a transaction.
-import type { Cdr } from '../../ocpi/cdrs.ts';
-import type { CredentialsRole } from '../../ocpi/credentials.ts';
-import type { EvseStatus } from '../../ocpi/locations-tariffs.ts';
-import type { Session } from '../../ocpi/sessions.ts';
-import type { Token } from '../../ocpi/tokens.ts';
-import type { PageQuery } from '../../ocpi/transport.ts';
-import type { Endpoint } from '../../ocpi/versions.ts';
+import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
+import type { CredentialsRole } from '../../ocpi-protocol/credentials.ts';
+import type { EvseStatus } from '../../ocpi-protocol/locations-tariffs.ts';
+import type { Session } from '../../ocpi-protocol/sessions.ts';
+import type { Token } from '../../ocpi-protocol/tokens.ts';
+import type { PageQuery } from '../../ocpi-protocol/transport.ts';
+import type { Endpoint } from '../../ocpi-protocol/versions.ts';
 import type { Queryable } from '../../platform/db.ts';
 import type { StatusOverride } from './network.ts';
 
