@@ -3,6 +3,7 @@
 // invoice with an unpaid debt. Everything is made through the API, except the CPO's CDR, which is handed to the
 // charging module as the OCPI receiver hands it over.
 import assert from 'node:assert/strict';
+import type { SessionRow } from '../src/modules/charging/repository.ts';
 import { insertCdr } from '../src/modules/ocpi/repository.ts';
 import type { CDR } from '../src/ocpi/cdrs.ts';
 import type { CpoSandbox, Scenario } from '../src/sandbox/cpo/index.ts';
@@ -167,19 +168,38 @@ async function makeInvoiceWithDebt(ctx: TestContext, client: ApiClient): Promise
 
 /** The CPO's CDR of the session: 1,000 kWh at 0.40 + 19 % VAT (476.00). */
 async function deliverCdr(ctx: TestContext, sessionId: string, currency: string): Promise<void> {
-  const [row] = (await ctx.db.query('SELECT * FROM charging_sessions WHERE id = $1', [sessionId])).rows;
+  const [row] = (await ctx.db.query<SessionRow>('SELECT * FROM charging_sessions WHERE id = $1', [sessionId])).rows;
   assert.ok(row);
-  const begin = new Date(ctx.clock.now().getTime() - 30 * 60_000).toISOString();
-  const end = ctx.clock.now().toISOString();
-  const tag = sessionId.slice(0, 8);
-  const cdr = {
+  const cdr = cdrOfSession(row, { id: `SEC-${sessionId.slice(0, 8)}`, currency, kwh: 1000, pricePerKwh: 0.4, vat: 19, minutes: 30, end: ctx.clock.now() });
+  const { rows: connections } = await ctx.db.query<{ id: string }>("SELECT id FROM ocpi_connections WHERE status = 'connected' LIMIT 1");
+  const charging = ctx.modules.charging;
+  assert.ok(charging && connections[0]);
+  const connectionId = connections[0].id;
+  await ctx.db.transaction(async (tx) => {
+    assert.ok(await insertCdr(tx, connectionId, cdr, ctx.clock.now()));
+    assert.ok(await charging.cdrReceived(tx, cdr), 'the CDR matched the session');
+  });
+}
+
+/**
+ * A CDR a CPO could send for one of our sessions (matched by authorization_reference): one charging period of
+ * `kwh` over `minutes` up to `end`, under a one-component energy tariff, with the CPO's totals.
+ */
+export function cdrOfSession(
+  row: Pick<SessionRow, 'id' | 'country_code' | 'party_id' | 'user_id' | 'location_id' | 'evse_uid' | 'evse_id' | 'connector_id'>,
+  c: { id: string; currency: string; kwh: number; pricePerKwh: number; vat: number; minutes: number; end: Date },
+): CDR {
+  const begin = new Date(c.end.getTime() - c.minutes * 60_000).toISOString();
+  const end = c.end.toISOString();
+  const excl = c.kwh * c.pricePerKwh;
+  return {
     country_code: row.country_code,
     party_id: row.party_id,
-    id: `SEC-${tag}`,
+    id: c.id,
     start_date_time: begin,
     end_date_time: end,
-    session_id: `CPO-SEC-${tag}`,
-    authorization_reference: sessionId,
+    session_id: `CPO-${c.id}`,
+    authorization_reference: row.id,
     cdr_token: { country_code: 'DE', party_id: 'EMS', uid: row.user_id, type: 'APP_USER', contract_id: `DE-EMS-${row.user_id}` },
     auth_method: 'COMMAND',
     cdr_location: {
@@ -195,29 +215,21 @@ async function deliverCdr(ctx: TestContext, sessionId: string, currency: string)
       connector_format: 'SOCKET',
       connector_power_type: 'AC_3_PHASE',
     },
-    currency,
+    currency: c.currency,
     tariffs: [
       {
         country_code: row.country_code,
         party_id: row.party_id,
-        id: 'SEC',
-        currency,
-        elements: [{ price_components: [{ type: 'ENERGY', price: 0.4, vat: 19, step_size: 1 }] }],
+        id: c.id,
+        currency: c.currency,
+        elements: [{ price_components: [{ type: 'ENERGY', price: c.pricePerKwh, vat: c.vat, step_size: 1 }] }],
         last_updated: begin,
       },
     ],
-    charging_periods: [{ start_date_time: begin, dimensions: [{ type: 'ENERGY', volume: 1000 }], tariff_id: 'SEC' }],
-    total_cost: { excl_vat: 400, incl_vat: 476 },
-    total_energy: 1000,
-    total_time: 0.5,
+    charging_periods: [{ start_date_time: begin, dimensions: [{ type: 'ENERGY', volume: c.kwh }], tariff_id: c.id }],
+    total_cost: { excl_vat: excl, incl_vat: Math.round(excl * (100 + c.vat)) / 100 },
+    total_energy: c.kwh,
+    total_time: c.minutes / 60,
     last_updated: end,
   } as unknown as CDR;
-  const { rows: connections } = await ctx.db.query<{ id: string }>("SELECT id FROM ocpi_connections WHERE status = 'connected' LIMIT 1");
-  const charging = ctx.modules.charging;
-  assert.ok(charging && connections[0]);
-  const connectionId = connections[0].id;
-  await ctx.db.transaction(async (tx) => {
-    assert.ok(await insertCdr(tx, connectionId, cdr, ctx.clock.now()));
-    assert.ok(await charging.cdrReceived(tx, cdr), 'the CDR matched the session');
-  });
 }

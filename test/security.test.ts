@@ -253,7 +253,7 @@ const SIGNED_LINK_OPERATIONS = ['GET /invoices/{invoice_id}/pdf'];
 const CHECKED_ELSEWHERE: { prefix: string; why: string }[] = [
   { prefix: '/problems/', why: 'public pages documenting each error type: the parameter is an error code, not a resource' },
   { prefix: '/ocpi/', why: 'OCPI peers authenticate with their OCPI token (test/ocpi-handshake, ocpi-receivers, ocpi-network)' },
-  { prefix: '/sandbox/', why: 'the sandbox payment pages take the intent’s client_secret (test/stripe-sandbox); not served in production' },
+  { prefix: '/sandbox/', why: 'the sandbox payment pages take the intent’s client_secret (test/stripe-sandbox); served only with the sandbox processor' },
 ];
 
 // ---------------------------------------------------------------------------
