@@ -593,320 +593,363 @@ async function refusedWithin(call: () => Promise<TestResponse>, allowedBefore: n
 // ---------------------------------------------------------------------------
 // The shared suite
 
-export function protectedRouteSuite(route: ProtectedRoute): void {
-  const setup = route.setup ?? createUserWithBilling;
-  const ownerView = route.ownerView ?? userAndBillingView;
-  const stored = route.stored ?? usersAndBillingRows;
+/** A fresh owner and resource on `ctx`, and checks that a call is refused with 401 (changing nothing stored) or accepted. */
+async function arrangeOn(route: ProtectedRoute, ctx: TestContext, make = hooksOf(route).setup) {
+  const { setup, stored } = hooksOf(route);
+  const owner = await ctx.newClient();
+  const id = await make(ctx, owner);
+  return {
+    owner,
+    id,
+    async refused(auth: Auth, message?: string) {
+      const before = await stored(ctx, owner.clientId, id);
+      const res = await send(ctx, route, id, auth, owner);
+      assertUnauthorized(res);
+      assert.deepEqual(await stored(ctx, owner.clientId, id), before, `a refused ${label(route)} changed nothing${message ? ` (${message})` : ''}`);
+    },
+    /** The call succeeds on a fresh resource of the owner (a DELETE consumes its target). */
+    async accepted(auth: Auth) {
+      const res = await send(ctx, route, await setup(ctx, owner), auth, owner);
+      assert.equal(res.status, route.okStatus, res.text);
+    },
+  };
+}
+
+/** The route's apps (filled in once the file's before hook has made them), and arrangeOn over them. */
+function appsFor(route: ProtectedRoute) {
   const kind = route.app ?? 'plain';
+  const on = { kind, t: undefined as unknown as TestContext, slow: undefined as unknown as TestContext };
+  before(() => {
+    on.t = apps[kind].t;
+    on.slow = apps[kind].slow;
+  });
+  return {
+    on,
+    arrange: (ctx: TestContext = on.t, make?: (t: TestContext, owner: Client) => Promise<string>) => arrangeOn(route, ctx, make),
+  };
+}
 
+export function protectedRouteSuite(route: ProtectedRoute): void {
   describe(label(route), () => {
-    let t: TestContext;
-    let slow: TestContext;
-    before(() => {
-      ({ t, slow } = apps[kind]);
-    });
-
-    /** A fresh owner and resource, and a check that a call is refused with 401 and changes nothing stored. */
-    async function arrange(ctx: TestContext = t, make = setup) {
-      const owner = await ctx.newClient();
-      const id = await make(ctx, owner);
-      return {
-        owner,
-        id,
-        async refused(auth: Auth, message?: string) {
-          const before = await stored(ctx, owner.clientId, id);
-          const res = await send(ctx, route, id, auth, owner);
-          assertUnauthorized(res);
-          assert.deepEqual(await stored(ctx, owner.clientId, id), before, `a refused ${label(route)} changed nothing${message ? ` (${message})` : ''}`);
-        },
-        /** The call succeeds on a fresh resource of the owner (a DELETE consumes its target). */
-        async accepted(auth: Auth) {
-          const res = await send(ctx, route, await setup(ctx, owner), auth, owner);
-          assert.equal(res.status, route.okStatus, res.text);
-        },
-      };
-    }
-
     describe('authentication', () => {
-      test(`control: the owner's token, and a token crafted with the same claims and key, get ${route.okStatus}`, async () => {
-        const { owner, accepted } = await arrange();
-        await accepted({ token: owner.token });
-        await accepted({ token: await signEdDSA(claimsOf(t, owner), privateKeyOf(t)) });
-      });
-
-      test('no Authorization header is 401', async () => {
-        const { refused } = await arrange();
-        await refused({});
-        await refused({ authorization: '' }, 'empty header');
-      });
-
-      test('a malformed Authorization header is 401', async () => {
-        const { owner, refused } = await arrange();
-        const headers = [
-          'Bearer',
-          'Bearer ',
-          'Basic xyz',
-          `Basic ${Buffer.from(`${owner.clientId}:secret`).toString('base64')}`,
-          'Bearer garbage',
-          'Bearer a.b.c',
-          'Bearer ...',
-          owner.token,
-          `Token ${owner.token}`,
-          `Bearer ${owner.token} extra`,
-          `Bearer ${owner.token},${owner.token}`,
-          `Bearer ${owner.token.split('.').slice(0, 2).join('.')}`,
-        ];
-        for (const authorization of headers) await refused({ authorization }, authorization.slice(0, 40));
-      });
-
-      test('alg none (unsecured JWT) is 401', async () => {
-        const { owner, refused } = await arrange();
-        const claims = claimsOf(t, owner);
-        const unsecured = new UnsecuredJWT(claims).encode();
-        await refused({ token: unsecured }, 'alg none, empty signature');
-        // A genuine signature under a header that claims alg none.
-        const signature = owner.token.split('.')[2];
-        await refused({ token: `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.${signature}` }, 'alg none, kept signature');
-        await refused({ token: `${b64({ alg: 'NONE' })}.${b64(claims)}.` }, 'alg NONE');
-      });
-
-      test('a token signed with another Ed25519 key is 401', async () => {
-        const { owner, refused } = await arrange();
-        await refused({ token: await signEdDSA(claimsOf(t, owner), otherEd25519Key) });
-      });
-
-      test('a valid token with its payload altered is 401', async () => {
-        const { owner, refused } = await arrange();
-        const other = await t.newClient();
-        const [header, , signature] = owner.token.split('.');
-        await refused({ token: `${header}.${b64({ ...claimsOf(t, owner), sub: other.clientId, jti: other.jti })}.${signature}` });
-      });
-
-      test('HS256 signed with the Ed25519 public key bytes (algorithm confusion) is 401', async () => {
-        const { owner, refused } = await arrange();
-        const publicKey = createPublicKey(privateKeyOf(t));
-        const secrets: [string, Uint8Array][] = [
-          ['PEM', Buffer.from(publicKey.export({ type: 'spki', format: 'pem' }))],
-          ['DER', publicKey.export({ type: 'spki', format: 'der' })],
-          ['raw', Buffer.from(String(publicKey.export({ format: 'jwk' }).x), 'base64url')],
-        ];
-        for (const [name, secret] of secrets) {
-          const token = await new SignJWT(claimsOf(t, owner)).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(secret);
-          await refused({ token }, `HS256 with the ${name} public key`);
-        }
-      });
-
-      test('an algorithm other than EdDSA (ES256, validly signed) is 401', async () => {
-        const { owner, refused } = await arrange();
-        await refused({ token: await new SignJWT(claimsOf(t, owner)).setProtectedHeader({ alg: 'ES256', typ: 'JWT' }).sign(es256Key) });
-      });
-
-      test('an expired token is 401 (after the 30 s clock tolerance)', async () => {
-        // Its own app and clock: moving the clock must not race the other (concurrent) tests.
-        await oneMoreApp(async () => {
-          const ctx = await APPS[kind].open({ authCacheTtlMs: 0 });
-          try {
-            const { owner, accepted, refused } = await arrange(ctx);
-            const issued = await ctx.clients.issueToken(owner.clientId, { expiresInMs: 60_000 });
-            await accepted({ token: issued.token });
-            ctx.clock.advance(60_000 + 25_000); // expired, but within the tolerance
-            await accepted({ token: issued.token });
-            ctx.clock.advance(10_000); // 35 s past expiry
-            await refused({ token: issued.token });
-            await accepted({ token: owner.token }); // the client's token without expiry still works
-          } finally {
-            await APPS[kind].close(ctx);
-          }
-        });
-      });
-
-      test('a wrong issuer is 401', async () => {
-        const { owner, refused } = await arrange();
-        await refused({ token: await signEdDSA({ ...claimsOf(t, owner), iss: `${t.config.jwt.issuer}-other` }, privateKeyOf(t)) });
-        await refused({ token: await signEdDSA(without(claimsOf(t, owner), 'iss'), privateKeyOf(t)) }, 'no iss');
-      });
-
-      test('a wrong audience is 401', async () => {
-        const { owner, refused } = await arrange();
-        await refused({ token: await signEdDSA({ ...claimsOf(t, owner), aud: `${t.config.jwt.audience}-other` }, privateKeyOf(t)) });
-        await refused({ token: await signEdDSA({ ...claimsOf(t, owner), aud: ['someone-else'] }, privateKeyOf(t)) }, 'audience list');
-        await refused({ token: await signEdDSA(without(claimsOf(t, owner), 'aud'), privateKeyOf(t)) }, 'no aud');
-      });
-
-      test('a token missing sub, jti or iat, or with a non-UUID sub, is 401', async () => {
-        const { owner, refused } = await arrange();
-        for (const claim of ['sub', 'jti', 'iat'] as const) {
-          await refused({ token: await signEdDSA(without(claimsOf(t, owner), claim), privateKeyOf(t)) }, `no ${claim}`);
-        }
-        await refused({ token: await signEdDSA({ ...claimsOf(t, owner), sub: 'not-a-uuid' }, privateKeyOf(t)) }, 'sub not a UUID');
-      });
-
-      test('an unknown client is 401', async () => {
-        const { owner, refused } = await arrange();
-        await refused({ token: await signEdDSA({ ...claimsOf(t, owner), sub: randomUUID() }, privateKeyOf(t)) });
-      });
-
-      test("another client's token id under this client's subject is 401", async () => {
-        const { owner, refused } = await arrange();
-        const other = await t.newClient();
-        await refused({ token: await signEdDSA({ ...claimsOf(t, owner), jti: other.jti }, privateKeyOf(t)) });
-      });
-
-      test('a validly signed token whose jti was never issued (so could never be revoked) is 401', async () => {
-        const { owner, refused } = await arrange();
-        await refused({ token: await signEdDSA({ ...claimsOf(t, owner), jti: randomUUID() }, privateKeyOf(t)) });
-      });
-
-      test('a revoked token is 401 at once with cache TTL 0; the client’s other tokens still work', async () => {
-        const { owner, accepted, refused } = await arrange();
-        const second = await t.clients.issueToken(owner.clientId);
-        const revoked = owner.token;
-        await accepted({ token: revoked });
-        await t.clients.revokeToken(owner.jti);
-        owner.token = second.token; // the owner sets up further resources with its other token
-        await refused({ token: revoked });
-        await accepted({ token: second.token });
-      });
-
-      test('a disabled client is 401 at once with cache TTL 0, with every token', async () => {
-        const { owner, accepted, refused } = await arrange();
-        const second = await t.clients.issueToken(owner.clientId);
-        await accepted({ token: owner.token });
-        await accepted({ token: second.token });
-        await t.clients.disableClient(owner.clientId);
-        await refused({ token: owner.token });
-        await refused({ token: second.token });
-      });
+      tokenFormCases(route);
+      tokenClaimCases(route);
+      revocationCases(route);
     });
-
-    describe('with the default auth cache TTL', () => {
-      test('a revoked token is refused within 5 s', async (node) => {
-        assert.equal(slow.config.authCacheTtlMs, 2_000);
-        const { owner, id, accepted } = await arrange(slow);
-        await accepted({ token: owner.token }); // the credential check is now cached
-        await slow.clients.revokeToken(owner.jti);
-        const elapsed = await refusedWithin(() => send(slow, route, id, { token: owner.token }, owner), [route.okStatus, 404]);
-        node.diagnostic(`refused ${Math.round(elapsed)} ms after the change`);
-      });
-
-      test('a disabled client is refused within 5 s', async (node) => {
-        const { owner, id, accepted } = await arrange(slow);
-        await accepted({ token: owner.token });
-        await slow.clients.disableClient(owner.clientId);
-        const elapsed = await refusedWithin(() => send(slow, route, id, { token: owner.token }, owner), [route.okStatus, 404]);
-        node.diagnostic(`refused ${Math.round(elapsed)} ms after the change`);
-      });
-    });
-
+    describe('with the default auth cache TTL', () => cachedRevocationCases(route));
     if (!route.takesId) return;
-
     describe('ownership', () => {
-      const owned = route.ownedSetup ?? setup;
-
-      if (route.shared) {
-        test('the id belongs to no client: another client reads it like the owner', async () => {
-          const { owner, id } = await arrange();
-          const other = await t.newClient();
-          const res = await send(t, route, id, { token: other.token }, owner);
-          assert.equal(res.status, route.okStatus, res.text);
-          assert.deepEqual(res.body, await ownerView(t, owner, id));
-        });
-      } else {
-        test("another client's id is 404 like an unknown id, and the owner's data is unchanged", async () => {
-          const { owner, id } = await arrange(t, owned);
-          const intruder = await t.newClient();
-          const viewBefore = await ownerView(t, owner, id);
-          const storedBefore = await stored(t, owner.clientId, id);
-
-          const res = await send(t, route, id, { token: intruder.token }, owner);
-          assertProblem(res, 404, 'not_found');
-          assert.ok(!res.text.includes('owner@example.com') && !res.text.includes('Lovelace'), 'the answer reveals nothing of the resource');
-          const unknown = await send(t, route, randomUUID(), { token: intruder.token }, owner);
-          assertProblem(unknown, 404, 'not_found');
-          assert.equal(res.body.detail, unknown.body.detail, 'indistinguishable from an unknown id');
-
-          assert.deepEqual(await ownerView(t, owner, id), viewBefore, "the owner's view is unchanged");
-          assert.deepEqual(await stored(t, owner.clientId, id), storedBefore, "the owner's stored data is unchanged");
-          assert.equal((await send(t, route, await setup(t, owner), { token: owner.token }, owner)).status, route.okStatus, 'control: the owner may');
-        });
-      }
-
-      const pathUnder = route.pathUnder;
-      if (pathUnder) {
-        test("the id under another user (another client's, or another of the owner's) is 404 like an unknown id", async () => {
-          const { owner, id } = await arrange(t, owned);
-          const intruder = await t.newClient();
-          const viewBefore = await ownerView(t, owner, id);
-          const storedBefore = await stored(t, owner.clientId, id);
-          for (const [caller, user] of [
-            [intruder, await createUserWithBilling(t, intruder)],
-            [owner, await createUserWithBilling(t, owner)],
-          ] as const) {
-            const res = await request(t, route, pathUnder(user, id), id, { token: caller.token });
-            assertProblem(res, 404, 'not_found');
-            const unknown = await request(t, route, pathUnder(user, randomUUID()), id, { token: caller.token });
-            assertProblem(unknown, 404, 'not_found');
-            assert.equal(res.body.detail, unknown.body.detail, 'indistinguishable from an unknown id');
-          }
-          assert.deepEqual(await ownerView(t, owner, id), viewBefore, "the owner's view is unchanged");
-          assert.deepEqual(await stored(t, owner.clientId, id), storedBefore, "the owner's stored data is unchanged");
-        });
-      }
-
-      test('an unknown id is 404', async () => {
-        const { owner } = await arrange();
-        for (const id of [randomUUID(), '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff']) {
-          assertProblem(await send(t, route, id, { token: owner.token }, owner), 404, 'not_found');
-        }
-      });
-
-      test('a malformed id is 404 with the same detail as an unknown id', async () => {
-        const { owner, id } = await arrange(t, owned);
-        const viewBefore = await ownerView(t, owner, id);
-        const unknown = await send(t, route, randomUUID(), { token: owner.token }, owner);
-        assertProblem(unknown, 404, 'not_found');
-        const malformed = [
-          'not-a-uuid',
-          '12345',
-          'null',
-          id.replaceAll('-', ''), // PostgreSQL would accept these spellings of the real id
-          `{${id}}`,
-          `${id}0`,
-          id.slice(0, -1),
-          '%20',
-          "1'%20OR%20'1'%3D'1",
-          'x'.repeat(200),
-        ];
-        for (const bad of malformed.filter((spelling) => spelling !== id)) {
-          const res = await send(t, route, bad, { token: owner.token }, owner);
-          assert.equal(res.status, 404, `${bad.slice(0, 40)}: ${res.status} ${res.text.slice(0, 200)}`);
-          assertProblem(res, 404, 'not_found');
-          assert.equal(res.body.detail, unknown.body.detail, `${bad.slice(0, 40)} is indistinguishable from an unknown id`);
-        }
-        assert.deepEqual(await ownerView(t, owner, id), viewBefore, 'the real resource is untouched');
-      });
-
-      const limit = route.idMaxLength;
-      test(
-        limit === undefined
-          ? 'an over-long malformed id (201+ characters) is 404 with the same detail as an unknown id'
-          : `an over-long malformed id (201+ characters) is 404 with the same detail as an unknown id up to the schema's ${limit}, a validation error beyond`,
-        async () => {
-          const { owner } = await arrange();
-          const unknown = await send(t, route, randomUUID(), { token: owner.token }, owner);
-          for (const bad of ['x'.repeat(201), 'x'.repeat(1_000)]) {
-            const res = await send(t, route, bad, { token: owner.token }, owner);
-            if (limit !== undefined && bad.length > limit) {
-              assertProblem(res, 400, 'validation_error');
-              continue;
-            }
-            assertProblem(res, 404, 'not_found');
-            assert.equal(res.body.detail, unknown.body.detail);
-          }
-        },
-      );
+      otherOwnerCases(route);
+      unknownIdCases(route);
     });
   });
+}
+
+/** Tokens that are malformed, unsigned, signed with another key or algorithm, or altered. */
+function tokenFormCases(route: ProtectedRoute): void {
+  const { on, arrange } = appsFor(route);
+  test(`control: the owner's token, and a token crafted with the same claims and key, get ${route.okStatus}`, async () => {
+    const { owner, accepted } = await arrange();
+    await accepted({ token: owner.token });
+    await accepted({ token: await signEdDSA(claimsOf(on.t, owner), privateKeyOf(on.t)) });
+  });
+
+  test('no Authorization header is 401', async () => {
+    const { refused } = await arrange();
+    await refused({});
+    await refused({ authorization: '' }, 'empty header');
+  });
+
+  test('a malformed Authorization header is 401', async () => {
+    const { owner, refused } = await arrange();
+    const headers = [
+      'Bearer',
+      'Bearer ',
+      'Basic xyz',
+      `Basic ${Buffer.from(`${owner.clientId}:secret`).toString('base64')}`,
+      'Bearer garbage',
+      'Bearer a.b.c',
+      'Bearer ...',
+      owner.token,
+      `Token ${owner.token}`,
+      `Bearer ${owner.token} extra`,
+      `Bearer ${owner.token},${owner.token}`,
+      `Bearer ${owner.token.split('.').slice(0, 2).join('.')}`,
+    ];
+    for (const authorization of headers) await refused({ authorization }, authorization.slice(0, 40));
+  });
+
+  test('alg none (unsecured JWT) is 401', async () => {
+    const { owner, refused } = await arrange();
+    const claims = claimsOf(on.t, owner);
+    const unsecured = new UnsecuredJWT(claims).encode();
+    await refused({ token: unsecured }, 'alg none, empty signature');
+    // A genuine signature under a header that claims alg none.
+    const signature = owner.token.split('.')[2];
+    await refused({ token: `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.${signature}` }, 'alg none, kept signature');
+    await refused({ token: `${b64({ alg: 'NONE' })}.${b64(claims)}.` }, 'alg NONE');
+  });
+
+  test('a token signed with another Ed25519 key is 401', async () => {
+    const { owner, refused } = await arrange();
+    await refused({ token: await signEdDSA(claimsOf(on.t, owner), otherEd25519Key) });
+  });
+
+  test('a valid token with its payload altered is 401', async () => {
+    const { owner, refused } = await arrange();
+    const other = await on.t.newClient();
+    const [header, , signature] = owner.token.split('.');
+    await refused({ token: `${header}.${b64({ ...claimsOf(on.t, owner), sub: other.clientId, jti: other.jti })}.${signature}` });
+  });
+
+  test('HS256 signed with the Ed25519 public key bytes (algorithm confusion) is 401', async () => {
+    const { owner, refused } = await arrange();
+    const publicKey = createPublicKey(privateKeyOf(on.t));
+    const secrets: [string, Uint8Array][] = [
+      ['PEM', Buffer.from(publicKey.export({ type: 'spki', format: 'pem' }))],
+      ['DER', publicKey.export({ type: 'spki', format: 'der' })],
+      ['raw', Buffer.from(String(publicKey.export({ format: 'jwk' }).x), 'base64url')],
+    ];
+    for (const [name, secret] of secrets) {
+      const token = await new SignJWT(claimsOf(on.t, owner)).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(secret);
+      await refused({ token }, `HS256 with the ${name} public key`);
+    }
+  });
+
+  test('an algorithm other than EdDSA (ES256, validly signed) is 401', async () => {
+    const { owner, refused } = await arrange();
+    await refused({ token: await new SignJWT(claimsOf(on.t, owner)).setProtectedHeader({ alg: 'ES256', typ: 'JWT' }).sign(es256Key) });
+  });
+}
+
+/** Validly signed tokens whose claims are wrong: expired, another issuer or audience, missing or unknown ids. */
+function tokenClaimCases(route: ProtectedRoute): void {
+  const { on, arrange } = appsFor(route);
+  test('an expired token is 401 (after the 30 s clock tolerance)', async () => {
+    // Its own app and clock: moving the clock must not race the other (concurrent) tests.
+    await oneMoreApp(async () => {
+      const ctx = await APPS[on.kind].open({ authCacheTtlMs: 0 });
+      try {
+        const { owner, accepted, refused } = await arrange(ctx);
+        const issued = await ctx.clients.issueToken(owner.clientId, { expiresInMs: 60_000 });
+        await accepted({ token: issued.token });
+        ctx.clock.advance(60_000 + 25_000); // expired, but within the tolerance
+        await accepted({ token: issued.token });
+        ctx.clock.advance(10_000); // 35 s past expiry
+        await refused({ token: issued.token });
+        await accepted({ token: owner.token }); // the client's token without expiry still works
+      } finally {
+        await APPS[on.kind].close(ctx);
+      }
+    });
+  });
+
+  test('a wrong issuer is 401', async () => {
+    const { owner, refused } = await arrange();
+    await refused({ token: await signEdDSA({ ...claimsOf(on.t, owner), iss: `${on.t.config.jwt.issuer}-other` }, privateKeyOf(on.t)) });
+    await refused({ token: await signEdDSA(without(claimsOf(on.t, owner), 'iss'), privateKeyOf(on.t)) }, 'no iss');
+  });
+
+  test('a wrong audience is 401', async () => {
+    const { owner, refused } = await arrange();
+    await refused({ token: await signEdDSA({ ...claimsOf(on.t, owner), aud: `${on.t.config.jwt.audience}-other` }, privateKeyOf(on.t)) });
+    await refused({ token: await signEdDSA({ ...claimsOf(on.t, owner), aud: ['someone-else'] }, privateKeyOf(on.t)) }, 'audience list');
+    await refused({ token: await signEdDSA(without(claimsOf(on.t, owner), 'aud'), privateKeyOf(on.t)) }, 'no aud');
+  });
+
+  test('a token missing sub, jti or iat, or with a non-UUID sub, is 401', async () => {
+    const { owner, refused } = await arrange();
+    for (const claim of ['sub', 'jti', 'iat'] as const) {
+      await refused({ token: await signEdDSA(without(claimsOf(on.t, owner), claim), privateKeyOf(on.t)) }, `no ${claim}`);
+    }
+    await refused({ token: await signEdDSA({ ...claimsOf(on.t, owner), sub: 'not-a-uuid' }, privateKeyOf(on.t)) }, 'sub not a UUID');
+  });
+
+  test('an unknown client is 401', async () => {
+    const { owner, refused } = await arrange();
+    await refused({ token: await signEdDSA({ ...claimsOf(on.t, owner), sub: randomUUID() }, privateKeyOf(on.t)) });
+  });
+
+  test("another client's token id under this client's subject is 401", async () => {
+    const { owner, refused } = await arrange();
+    const other = await on.t.newClient();
+    await refused({ token: await signEdDSA({ ...claimsOf(on.t, owner), jti: other.jti }, privateKeyOf(on.t)) });
+  });
+
+  test('a validly signed token whose jti was never issued (so could never be revoked) is 401', async () => {
+    const { owner, refused } = await arrange();
+    await refused({ token: await signEdDSA({ ...claimsOf(on.t, owner), jti: randomUUID() }, privateKeyOf(on.t)) });
+  });
+}
+
+/** Revoked tokens and disabled clients, refused at once (auth cache TTL 0). */
+function revocationCases(route: ProtectedRoute): void {
+  const { on, arrange } = appsFor(route);
+  test('a revoked token is 401 at once with cache TTL 0; the client’s other tokens still work', async () => {
+    const { owner, accepted, refused } = await arrange();
+    const second = await on.t.clients.issueToken(owner.clientId);
+    const revoked = owner.token;
+    await accepted({ token: revoked });
+    await on.t.clients.revokeToken(owner.jti);
+    owner.token = second.token; // the owner sets up further resources with its other token
+    await refused({ token: revoked });
+    await accepted({ token: second.token });
+  });
+
+  test('a disabled client is 401 at once with cache TTL 0, with every token', async () => {
+    const { owner, accepted, refused } = await arrange();
+    const second = await on.t.clients.issueToken(owner.clientId);
+    await accepted({ token: owner.token });
+    await accepted({ token: second.token });
+    await on.t.clients.disableClient(owner.clientId);
+    await refused({ token: owner.token });
+    await refused({ token: second.token });
+  });
+}
+
+/** Revoked tokens and disabled clients, refused within 5 s with the default auth cache TTL. */
+function cachedRevocationCases(route: ProtectedRoute): void {
+  const { on, arrange } = appsFor(route);
+  test('a revoked token is refused within 5 s', async (node) => {
+    assert.equal(on.slow.config.authCacheTtlMs, 2_000);
+    const { owner, id, accepted } = await arrange(on.slow);
+    await accepted({ token: owner.token }); // the credential check is now cached
+    await on.slow.clients.revokeToken(owner.jti);
+    const elapsed = await refusedWithin(() => send(on.slow, route, id, { token: owner.token }, owner), [route.okStatus, 404]);
+    node.diagnostic(`refused ${Math.round(elapsed)} ms after the change`);
+  });
+
+  test('a disabled client is refused within 5 s', async (node) => {
+    const { owner, id, accepted } = await arrange(on.slow);
+    await accepted({ token: owner.token });
+    await on.slow.clients.disableClient(owner.clientId);
+    const elapsed = await refusedWithin(() => send(on.slow, route, id, { token: owner.token }, owner), [route.okStatus, 404]);
+    node.diagnostic(`refused ${Math.round(elapsed)} ms after the change`);
+  });
+}
+
+/** The route's hooks, with the defaults of a route on one user. */
+function hooksOf(route: ProtectedRoute) {
+  const setup = route.setup ?? createUserWithBilling;
+  return {
+    setup,
+    owned: route.ownedSetup ?? setup,
+    ownerView: route.ownerView ?? userAndBillingView,
+    stored: route.stored ?? usersAndBillingRows,
+  };
+}
+
+/** Another client's id, and the id under another user: the same 404 as an unknown id, nothing changed. */
+function otherOwnerCases(route: ProtectedRoute): void {
+  const { on, arrange } = appsFor(route);
+  const { setup, owned, ownerView, stored } = hooksOf(route);
+  if (route.shared) {
+    test('the id belongs to no client: another client reads it like the owner', async () => {
+      const { owner, id } = await arrange();
+      const other = await on.t.newClient();
+      const res = await send(on.t, route, id, { token: other.token }, owner);
+      assert.equal(res.status, route.okStatus, res.text);
+      assert.deepEqual(res.body, await ownerView(on.t, owner, id));
+    });
+  } else {
+    test("another client's id is 404 like an unknown id, and the owner's data is unchanged", async () => {
+      const { owner, id } = await arrange(on.t, owned);
+      const intruder = await on.t.newClient();
+      const viewBefore = await ownerView(on.t, owner, id);
+      const storedBefore = await stored(on.t, owner.clientId, id);
+
+      const res = await send(on.t, route, id, { token: intruder.token }, owner);
+      assertProblem(res, 404, 'not_found');
+      assert.ok(!res.text.includes('owner@example.com') && !res.text.includes('Lovelace'), 'the answer reveals nothing of the resource');
+      const unknown = await send(on.t, route, randomUUID(), { token: intruder.token }, owner);
+      assertProblem(unknown, 404, 'not_found');
+      assert.equal(res.body.detail, unknown.body.detail, 'indistinguishable from an unknown id');
+
+      assert.deepEqual(await ownerView(on.t, owner, id), viewBefore, "the owner's view is unchanged");
+      assert.deepEqual(await stored(on.t, owner.clientId, id), storedBefore, "the owner's stored data is unchanged");
+      assert.equal((await send(on.t, route, await setup(on.t, owner), { token: owner.token }, owner)).status, route.okStatus, 'control: the owner may');
+    });
+  }
+
+  const pathUnder = route.pathUnder;
+  if (pathUnder) {
+    test("the id under another user (another client's, or another of the owner's) is 404 like an unknown id", async () => {
+      const { owner, id } = await arrange(on.t, owned);
+      const intruder = await on.t.newClient();
+      const viewBefore = await ownerView(on.t, owner, id);
+      const storedBefore = await stored(on.t, owner.clientId, id);
+      for (const [caller, user] of [
+        [intruder, await createUserWithBilling(on.t, intruder)],
+        [owner, await createUserWithBilling(on.t, owner)],
+      ] as const) {
+        const res = await request(on.t, route, pathUnder(user, id), id, { token: caller.token });
+        assertProblem(res, 404, 'not_found');
+        const unknown = await request(on.t, route, pathUnder(user, randomUUID()), id, { token: caller.token });
+        assertProblem(unknown, 404, 'not_found');
+        assert.equal(res.body.detail, unknown.body.detail, 'indistinguishable from an unknown id');
+      }
+      assert.deepEqual(await ownerView(on.t, owner, id), viewBefore, "the owner's view is unchanged");
+      assert.deepEqual(await stored(on.t, owner.clientId, id), storedBefore, "the owner's stored data is unchanged");
+    });
+  }
+}
+
+/** Unknown and malformed ids: the same 404, the real resource untouched. */
+function unknownIdCases(route: ProtectedRoute): void {
+  const { on, arrange } = appsFor(route);
+  const { owned, ownerView } = hooksOf(route);
+  test('an unknown id is 404', async () => {
+    const { owner } = await arrange();
+    for (const id of [randomUUID(), '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff']) {
+      assertProblem(await send(on.t, route, id, { token: owner.token }, owner), 404, 'not_found');
+    }
+  });
+
+  test('a malformed id is 404 with the same detail as an unknown id', async () => {
+    const { owner, id } = await arrange(on.t, owned);
+    const viewBefore = await ownerView(on.t, owner, id);
+    const unknown = await send(on.t, route, randomUUID(), { token: owner.token }, owner);
+    assertProblem(unknown, 404, 'not_found');
+    const malformed = [
+      'not-a-uuid',
+      '12345',
+      'null',
+      id.replaceAll('-', ''), // PostgreSQL would accept these spellings of the real id
+      `{${id}}`,
+      `${id}0`,
+      id.slice(0, -1),
+      '%20',
+      "1'%20OR%20'1'%3D'1",
+      'x'.repeat(200),
+    ];
+    for (const bad of malformed.filter((spelling) => spelling !== id)) {
+      const res = await send(on.t, route, bad, { token: owner.token }, owner);
+      assert.equal(res.status, 404, `${bad.slice(0, 40)}: ${res.status} ${res.text.slice(0, 200)}`);
+      assertProblem(res, 404, 'not_found');
+      assert.equal(res.body.detail, unknown.body.detail, `${bad.slice(0, 40)} is indistinguishable from an unknown id`);
+    }
+    assert.deepEqual(await ownerView(on.t, owner, id), viewBefore, 'the real resource is untouched');
+  });
+
+  const limit = route.idMaxLength;
+  test(
+    limit === undefined
+      ? 'an over-long malformed id (201+ characters) is 404 with the same detail as an unknown id'
+      : `an over-long malformed id (201+ characters) is 404 with the same detail as an unknown id up to the schema's ${limit}, a validation error beyond`,
+    async () => {
+      const { owner } = await arrange();
+      const unknown = await send(on.t, route, randomUUID(), { token: owner.token }, owner);
+      for (const bad of ['x'.repeat(201), 'x'.repeat(1_000)]) {
+        const res = await send(on.t, route, bad, { token: owner.token }, owner);
+        if (limit !== undefined && bad.length > limit) {
+          assertProblem(res, 400, 'validation_error');
+          continue;
+        }
+        assertProblem(res, 404, 'not_found');
+        assert.equal(res.body.detail, unknown.body.detail);
+      }
+    },
+  );
 }
 
 // Every test makes its own clients and resources, so the routes and their cases run concurrently.
