@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { SessionRow } from '../src/modules/charging/repository.ts';
 import { insertCdr } from '../src/modules/ocpi/repository.ts';
-import type { CDR } from '../src/ocpi/cdrs.ts';
+import type { CDR } from '../src/ocpi-protocol/cdrs.ts';
 import type { CpoSandbox, Scenario } from '../src/sandbox/cpo/index.ts';
 import { type Driver, newDriver, scenarioEvse, startCpoNetwork } from './charging-support.ts';
 import { setupTestApp, type TestAppOptions, type TestContext, type TestResponse } from './helpers.ts';
