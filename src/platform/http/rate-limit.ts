@@ -16,9 +16,10 @@ export interface ClientRateLimitDeps {
 
 /** Puts a decision's RateLimit-* headers on the answer (draft-ietf-httpapi-ratelimit-headers, the separate-fields form). */
 export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {
-  void reply.header('RateLimit-Limit', decision.limit);
-  void reply.header('RateLimit-Remaining', decision.remaining);
-  void reply.header('RateLimit-Reset', decision.resetSeconds);
+  // Lower-case names and string values: Fastify stores them as given (no case folding, no conversion per request).
+  void reply.header('ratelimit-limit', String(decision.limit));
+  void reply.header('ratelimit-remaining', String(decision.remaining));
+  void reply.header('ratelimit-reset', String(decision.resetSeconds));
 }
 
 /**
