@@ -72,7 +72,7 @@ export interface ProtectedRoute {
   shared?: boolean;
   /** The schema's limit on the id (a query parameter): a longer id is a validation error (400), not a 404. */
   idMaxLength?: number;
-  /** What the owner may get when the same request is repeated (a second start: 409 already_charging). */
+  /** What the owner may get when the same request is repeated (a second start: 409 already_charging; a second stop: 409 already_stopped). */
   repeatStatuses?: number[];
 }
 
@@ -222,6 +222,7 @@ export const PROTECTED_ROUTES: ProtectedRoute[] = [
     operation: '/api/v1/users/{user_id}/charging/stop/{session_id}/',
     ...sessionRoute((user, id) => `${USERS}/${user}/charging/stop/${id}/`),
     okStatus: 204,
+    repeatStatuses: [409],
     setup: activeSessionOf,
   },
   {
