@@ -165,6 +165,19 @@ describe('Stripe API conventions', { concurrency: true }, () => {
     assert.deepEqual(updated.body.metadata, { user_id: 'u-1' }, 'an empty value removes the key');
   });
 
+  test('a NUL character in a parameter value or name is 400 naming the parameter, never a server error', async () => {
+    assertStripeError(await api('POST', '/v1/customers', { form: [['description', 'a\u0000b']] }), 400, {
+      type: 'invalid_request_error',
+      param: 'description',
+    });
+    assertStripeError(await api('POST', '/v1/customers', { form: [['metadata[k\u0000]', 'v']] }), 400, { type: 'invalid_request_error' });
+    const cus = await customer();
+    assertStripeError(await api('GET', `/v1/customers/${cus}/payment_methods`, { form: [['limit', '1\u0000']] }), 400, {
+      type: 'invalid_request_error',
+      param: 'limit',
+    });
+  });
+
   test('unknown, missing and malformed parameters are 400 naming the parameter', async () => {
     assertStripeError(await api('POST', '/v1/customers', { form: [['nickname', 'x']] }), 400, {
       type: 'invalid_request_error',

@@ -2,6 +2,7 @@
 // nesting, as its SDKs send it: `metadata[user_id]=42`, `expand[0]=latest_charge`,
 // `payment_method_types[]=card`, `invoice_settings[default_payment_method]=pm_1`.
 // An empty value means "unset" (kept as '' here; each parameter decides).
+import { isBadText } from '../../platform/http/input.ts';
 import { SandboxError } from './errors.ts';
 
 export type FormValue = string | FormValue[] | FormObject;
@@ -51,6 +52,11 @@ export function decodeForm(text: string): FormObject {
   let count = 0;
   for (const [key, value] of pairs) {
     if (++count > MAX_PARAMS) throw new SandboxError(400, { type: 'invalid_request_error', message: 'Too many parameters.' });
+    // PostgreSQL cannot store a NUL character (the sandbox keeps objects as jsonb): refused like Stripe refuses bad input.
+    if (isBadText(key)) throw invalidKey(key.replaceAll('\u0000', '\uFFFD'));
+    if (isBadText(value)) {
+      throw new SandboxError(400, { type: 'invalid_request_error', message: `Invalid value for ${key}: it contains a NUL character.`, param: key });
+    }
     const segments = keySegments(key);
     if (segments.length > MAX_DEPTH || segments[0] === '' || segments.some((s) => FORBIDDEN.has(s))) throw invalidKey(key);
     let node: FormObject = root;
