@@ -108,65 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   });
   const { users, payments, ocpi } = modules;
 
-  app.get('/healthz', { schema: { summary: 'Liveness', tags: ['Health'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
-    status: 'ok' as const,
-  }));
-
-  const ReadyzAnswer = Type.Object({
-    status: Type.Union([Type.Literal('ready'), Type.Literal('starting'), Type.Literal('unavailable')]),
-    waiting_for: Type.Optional(Type.Array(Type.String(), { description: 'Parts of the start-up not done yet.' })),
-  });
-  app.get(
-    '/readyz',
-    {
-      schema: {
-        summary: 'Readiness: migrations applied, the database answers and the station catalogue is loaded',
-        description:
-          'Route traffic to this instance only while this answers 200. 503 `starting` lists what start-up still waits for; 503 `unavailable`: the database does not answer.',
-        tags: ['Health'],
-        response: { 200: ReadyzAnswer, 503: ReadyzAnswer },
-      },
-    },
-    async (_request, reply) => {
-      const waiting = deps.readiness?.pending() ?? [];
-      if (waiting.length > 0)
-        return reply
-          .code(503)
-          .header('Retry-After', '5')
-          .send({ status: 'starting' as const, waiting_for: waiting });
-      try {
-        await db.query('SELECT 1');
-        return { status: 'ready' as const };
-      } catch {
-        return reply
-          .code(503)
-          .header('Retry-After', '2')
-          .send({ status: 'unavailable' as const });
-      }
-    },
-  );
-
-  app.get(
-    '/problems/:code',
-    {
-      schema: {
-        summary: 'Describe an error type',
-        description: 'The `type` URI of every problem body points here.',
-        tags: ['Errors'],
-        params: Type.Object({ code: Type.String() }),
-        response: {
-          200: Type.Object({ type: Type.String(), code: Type.String(), title: Type.String(), status: Type.Integer(), description: Type.String() }),
-          404: ProblemSchema,
-        },
-      },
-    },
-    async (request) => {
-      const code = request.params.code as ErrorCode;
-      const info = Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code] : undefined;
-      if (!info) throw notFound('Error type');
-      return { type: problemTypeUri(config.publicBaseUrl, code), code, ...info };
-    },
-  );
+  healthAndProblemRoutes(app, { db, readiness: deps.readiness, publicBaseUrl: config.publicBaseUrl });
 
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
   await app.register(scalar, {
@@ -195,4 +137,67 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   if (modules.invoicing) await app.register(invoiceDocumentRoutes({ invoicing: modules.invoicing }));
 
   return Object.assign(app, { modules });
+}
+
+/** Liveness, readiness (what start-up still waits for, whether the database answers) and the error types' descriptions. */
+function healthAndProblemRoutes(app: HttpApp, deps: { db: Database; readiness: Readiness | undefined; publicBaseUrl: string }): void {
+  app.get('/healthz', { schema: { summary: 'Liveness', tags: ['Health'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
+    status: 'ok' as const,
+  }));
+
+  const ReadyzAnswer = Type.Object({
+    status: Type.Union([Type.Literal('ready'), Type.Literal('starting'), Type.Literal('unavailable')]),
+    waiting_for: Type.Optional(Type.Array(Type.String(), { description: 'Parts of the start-up not done yet.' })),
+  });
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        summary: 'Readiness: migrations applied, the database answers and the station catalogue is loaded',
+        description:
+          'Route traffic to this instance only while this answers 200. 503 `starting` lists what start-up still waits for; 503 `unavailable`: the database does not answer.',
+        tags: ['Health'],
+        response: { 200: ReadyzAnswer, 503: ReadyzAnswer },
+      },
+    },
+    async (_request, reply) => {
+      const waiting = deps.readiness?.pending() ?? [];
+      if (waiting.length > 0)
+        return reply
+          .code(503)
+          .header('Retry-After', '5')
+          .send({ status: 'starting' as const, waiting_for: waiting });
+      try {
+        await deps.db.query('SELECT 1');
+        return { status: 'ready' as const };
+      } catch {
+        return reply
+          .code(503)
+          .header('Retry-After', '2')
+          .send({ status: 'unavailable' as const });
+      }
+    },
+  );
+
+  app.get(
+    '/problems/:code',
+    {
+      schema: {
+        summary: 'Describe an error type',
+        description: 'The `type` URI of every problem body points here.',
+        tags: ['Errors'],
+        params: Type.Object({ code: Type.String() }),
+        response: {
+          200: Type.Object({ type: Type.String(), code: Type.String(), title: Type.String(), status: Type.Integer(), description: Type.String() }),
+          404: ProblemSchema,
+        },
+      },
+    },
+    async (request) => {
+      const code = request.params.code as ErrorCode;
+      const info = Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code] : undefined;
+      if (!info) throw notFound('Error type');
+      return { type: problemTypeUri(deps.publicBaseUrl, code), code, ...info };
+    },
+  );
 }
