@@ -1,26 +1,23 @@
-// Composition root: builds the HTTP application from its dependencies.
-// main.ts passes the real ones; tests pass their own (database, clock, keys).
+// Builds the HTTP application from its dependencies (main.ts passes the real ones; tests pass their own: database,
+// clock, keys) over the service's modules, which the composition root src/modules.ts makes.
 import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { chargingRoutes } from './modules/charging/routes.ts';
-import { CHARGING_QUEUES, type Charging, createCharging } from './modules/charging/service.ts';
 import { invoiceDocumentRoutes, invoicingRoutes } from './modules/invoicing/routes.ts';
-import { createInvoicing, type Invoicing } from './modules/invoicing/service.ts';
 import type { Ocpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
 import { paymentsRoutes } from './modules/payments/routes.ts';
-import { createPaymentsService, type PaymentMethodRemovalGuard } from './modules/payments/service.ts';
+import type { PaymentMethodRemovalGuard } from './modules/payments/service.ts';
 import { paymentWebhookRoutes } from './modules/payments/webhook-routes.ts';
 import type { Catalogue } from './modules/stations/catalogue.ts';
-import { createIngestion, type Ingestion } from './modules/stations/ingest.ts';
+import type { Ingestion } from './modules/stations/ingest.ts';
 import { stationsRoutes } from './modules/stations/routes.ts';
 import { usersRoutes } from './modules/users/routes.ts';
-import { createUsersService } from './modules/users/service.ts';
+import { createModules, type Modules, type OcpiSettings } from './modules.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
-import { crashPoints } from './platform/crash-points.ts';
 import type { Database } from './platform/db.ts';
 import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platform/errors.ts';
 import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
@@ -29,7 +26,6 @@ import { recordRequestMetrics } from './platform/http/metrics.ts';
 import { clientRateLimit } from './platform/http/rate-limit.ts';
 import { ProblemSchema } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
-import type { JobHandler } from './platform/jobs.ts';
 import type { Metrics } from './platform/metrics.ts';
 import { createRateLimiter } from './platform/rate-limit/limiter.ts';
 import type { Readiness } from './platform/readiness.ts';
@@ -43,12 +39,15 @@ export interface AppDeps {
   /** The payment processor (the Stripe adapter, talking to Stripe or to the built-in sandbox); without it no payment routes. */
   payments?: {
     processor: PaymentProcessor;
-    removalGuards?: PaymentMethodRemovalGuard[];
+    removalGuards?: readonly PaymentMethodRemovalGuard[];
     /** Routes the processor itself serves on our port (the sandbox's browser stand-in under /sandbox/). */
     processorRoutes?: (app: FastifyInstance) => Promise<void>;
   };
-  /** The OCPI interface to CPOs (served under /ocpi); without it no OCPI routes. Charging needs it and payments. */
-  ocpi?: Ocpi;
+  /**
+   * The OCPI interface to CPOs (served under /ocpi): its settings, and src/modules.ts makes it with charging's hooks
+   * (or a module made by the caller, used as it is). Without it no OCPI routes; charging needs it and payments.
+   */
+  ocpi?: Ocpi | OcpiSettings;
   /** The catalogue's OCPI objects (locations, tariffs), for charging; made here when absent. */
   ingestion?: Ingestion;
   /** What start-up still waits for (main.ts); absent: everything is ready once the database answers. */
@@ -61,14 +60,8 @@ export interface AppDeps {
   ownTraffic?: HttpAppOptions['ownTraffic'];
 }
 
-/** What the app's modules give the process around it: background job handlers and periodic repairs. */
-export interface AppModules {
-  charging: Charging | undefined;
-  invoicing: Invoicing | undefined;
-  jobHandlers: Record<string, JobHandler>;
-  /** Repairs what messages and crashes left behind (stalled starts, holds, unbilled sessions); run periodically. */
-  reconcile(): Promise<Record<string, number>>;
-}
+/** The app's modules (src/modules.ts), and what they give the process around it: background job handlers and periodic repairs. */
+export type AppModules = Modules;
 
 export const API_PREFIX = '/api/v1';
 export const OCPI_PREFIX = '/ocpi';
@@ -102,82 +95,52 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   });
 
   const idempotency = createIdempotency({ db, clock });
-  // Guards of other modules, added once those exist (the services read these arrays when they run).
-  const deletionGuards: NonNullable<Parameters<typeof createUsersService>[0]['deletionGuards']> = [];
-  const removalGuards: PaymentMethodRemovalGuard[] = [...(deps.payments?.removalGuards ?? [])];
-  const users = createUsersService({ clock, locales: config.locales, deletionGuards, changeHooks: deps.ocpi ? [deps.ocpi.userChanged] : [] });
-  const payments = deps.payments
-    ? createPaymentsService({ db, clock, processor: deps.payments.processor, requireUser: users.requireUser, removalGuards, log: app.log })
-    : undefined;
+  const modules = createModules({
+    config,
+    db,
+    clock,
+    catalogue: deps.catalogue,
+    ...(deps.ingestion ? { ingestion: deps.ingestion } : {}),
+    ...(deps.payments ? { payments: deps.payments } : {}),
+    ...(deps.ocpi ? { ocpi: deps.ocpi } : {}),
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    log: app.log,
+  });
+  const { users, payments, ocpi } = modules;
 
-  // Charging and invoicing need both the processor and the CPOs.
-  const modules: AppModules = { charging: undefined, invoicing: undefined, jobHandlers: {}, reconcile: async () => ({}) };
-  if (payments && deps.ocpi) {
-    const ocpi = deps.ocpi;
-    const ingestion = deps.ingestion ?? createIngestion({ db, clock });
-    const crashPoint = crashPoints(config.testCrashPoints);
-    let charging: Charging | undefined;
-    const invoicing = createInvoicing({
-      db,
-      clock,
-      config: { ...config.invoicing, pricePolicy: config.charging.pricePolicy, publicBaseUrl: config.publicBaseUrl },
-      payments,
-      session: (id) => (charging as Charging).sessionForBilling(id),
-      cdr: ocpi.cdr,
-      users,
-      log: app.log,
-      crashPoint,
-    });
-    charging = createCharging({
-      db,
-      clock,
-      config: {
-        startTimeoutMs: config.charging.startTimeoutMs,
-        stalledStartMs: config.charging.stalledStartMs,
-        stalledStopMs: config.charging.stalledStopMs,
-      },
-      users,
-      payments,
-      catalogue: deps.catalogue,
-      ingestion,
-      commands: ocpi.commands,
-      tokenForUser: ocpi.tokens.forUser,
-      pullFromCpos: () => ocpi.reconcile(),
-      recentCdrs: ocpi.recentCdrs,
-      pricing: config.pricing,
-      hasUnpaidDebt: invoicing.hasUnpaidDebt,
-      sessionCosts: invoicing.sessionCosts,
-      log: app.log,
-      crashPoint,
-    });
-    const active = charging;
-    ocpi.on({
-      sessionChanged: (tx, session) => active.sessionChanged(tx, session),
-      cdrReceived: async (tx, cdr) => {
-        await active.cdrReceived(tx, cdr);
-      },
-      commandResult: (tx, commandId, result) => active.commandResult(tx, commandId, result),
-    });
-    ocpi.addAuthorizationCheck(invoicing.authorizationCheck);
-    removalGuards.push(active.paymentMethodGuard, invoicing.paymentMethodGuard);
-    deletionGuards.push(active.userDeletionGuard);
-    const sessionOf = (payload: unknown) => (payload as { session_id: string }).session_id;
-    modules.charging = active;
-    modules.invoicing = invoicing;
-    modules.reconcile = async () => {
-      const now = clock.now();
-      const repaired = await active.reconcile();
-      const unbilled = await invoicing.reconcile(await active.completedBetween(new Date(now.getTime() - 7 * 86_400_000), new Date(now.getTime() - 60_000)));
-      return { ...repaired, unbilled };
-    };
-    modules.jobHandlers = {
-      [CHARGING_QUEUES.releaseHold]: (payload: never) => active.releaseHold(sessionOf(payload)),
-      [CHARGING_QUEUES.startDeadline]: (payload: never) => active.startDeadline(sessionOf(payload)),
-      [CHARGING_QUEUES.stopAtCpo]: (payload: never) => active.stopAtCpo(sessionOf(payload)),
-      [CHARGING_QUEUES.bill]: (payload: never) => invoicing.bill(sessionOf(payload)),
-    };
-  }
+  healthAndProblemRoutes(app, { db, readiness: deps.readiness, publicBaseUrl: config.publicBaseUrl });
 
+  app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    configuration: { url: `${API_PREFIX}/openapi.json`, title: 'Charging Access API', withDefaultFonts: false },
+  });
+
+  await app.register(
+    async (api) => {
+      const limiter = createRateLimiter({ db, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message) });
+      requireBearerToken(api as HttpApp, deps.authenticate, clientRateLimit({ limiter, defaultPerMinute: config.rateLimitPerMinute }));
+      await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
+      await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
+      if (payments) await api.register(paymentsRoutes({ payments, idempotency, publicBaseUrl: config.publicBaseUrl }));
+      if (modules.charging && modules.invoicing) {
+        await api.register(chargingRoutes({ charging: modules.charging, idempotency, publicBaseUrl: config.publicBaseUrl }));
+        await api.register(invoicingRoutes({ invoicing: modules.invoicing, publicBaseUrl: config.publicBaseUrl }));
+      }
+    },
+    { prefix: API_PREFIX },
+  );
+
+  if (ocpi) await app.register(ocpi.routes(), { prefix: OCPI_PREFIX });
+  if (payments) await app.register(paymentWebhookRoutes({ payments }));
+  if (deps.payments?.processorRoutes) await app.register(deps.payments.processorRoutes);
+  if (modules.invoicing) await app.register(invoiceDocumentRoutes({ invoicing: modules.invoicing }));
+
+  return Object.assign(app, { modules });
+}
+
+/** Liveness, readiness (what start-up still waits for, whether the database answers) and the error types' descriptions. */
+function healthAndProblemRoutes(app: HttpApp, deps: { db: Database; readiness: Readiness | undefined; publicBaseUrl: string }): void {
   app.get('/healthz', { schema: { summary: 'Liveness', tags: ['Health'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } }, async () => ({
     status: 'ok' as const,
   }));
@@ -205,7 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
           .header('Retry-After', '5')
           .send({ status: 'starting' as const, waiting_for: waiting });
       try {
-        await db.query('SELECT 1');
+        await deps.db.query('SELECT 1');
         return { status: 'ready' as const };
       } catch {
         return reply
@@ -234,35 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       const code = request.params.code as ErrorCode;
       const info = Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code] : undefined;
       if (!info) throw notFound('Error type');
-      return { type: problemTypeUri(config.publicBaseUrl, code), code, ...info };
+      return { type: problemTypeUri(deps.publicBaseUrl, code), code, ...info };
     },
   );
-
-  app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
-  await app.register(scalar, {
-    routePrefix: '/docs',
-    configuration: { url: `${API_PREFIX}/openapi.json`, title: 'Charging Access API', withDefaultFonts: false },
-  });
-
-  await app.register(
-    async (api) => {
-      const limiter = createRateLimiter({ db, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message) });
-      requireBearerToken(api as HttpApp, deps.authenticate, clientRateLimit({ limiter, defaultPerMinute: config.rateLimitPerMinute }));
-      await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
-      await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
-      if (payments) await api.register(paymentsRoutes({ payments, idempotency, publicBaseUrl: config.publicBaseUrl }));
-      if (modules.charging && modules.invoicing) {
-        await api.register(chargingRoutes({ charging: modules.charging, idempotency, publicBaseUrl: config.publicBaseUrl }));
-        await api.register(invoicingRoutes({ invoicing: modules.invoicing, publicBaseUrl: config.publicBaseUrl }));
-      }
-    },
-    { prefix: API_PREFIX },
-  );
-
-  if (deps.ocpi) await app.register(deps.ocpi.routes(), { prefix: OCPI_PREFIX });
-  if (payments) await app.register(paymentWebhookRoutes({ payments }));
-  if (deps.payments?.processorRoutes) await app.register(deps.payments.processorRoutes);
-  if (modules.invoicing) await app.register(invoiceDocumentRoutes({ invoicing: modules.invoicing }));
-
-  return Object.assign(app, { modules });
 }

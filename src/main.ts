@@ -7,7 +7,6 @@ import path from 'node:path';
 import { buildApp } from './app.ts';
 import { readyBanner } from './banner.ts';
 import { createClientsService } from './modules/clients/service.ts';
-import { createOcpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
 import { purgeHandledWebhookEvents, sweepPendingHolds } from './modules/payments/service.ts';
 import { createStripeProcessor, STRIPE_API_VERSION } from './modules/payments/stripe-processor.ts';
@@ -146,16 +145,6 @@ export async function main(): Promise<void> {
       log.info({ locations: loaded.locations, tariffs: loaded.tariffs, ms: Math.round(performance.now() - started) }, 'generated station catalogue loaded');
       if (loaded.vacuumError) log.warn({ error: loaded.vacuumError }, 'vacuuming the station tables after the load failed (the load stands)');
     }
-    const ocpiLog = log.child({ component: 'ocpi' });
-    const ocpi = createOcpi({
-      db,
-      clock,
-      config: config.ocpi,
-      baseUrl: `${config.publicBaseUrl}/ocpi`,
-      ingestion,
-      log: (level, message, fields) => ocpiLog[level](fields ?? {}, message),
-      metrics,
-    });
     const catalogue = createCatalogue({
       db,
       clock,
@@ -164,7 +153,7 @@ export async function main(): Promise<void> {
       metrics,
       ready: () => readiness.isReady(CATALOGUE_PART),
     });
-    metrics?.watch({ ocpiPushes: ocpi.pushBacklog, catalogue: () => ({ stations: catalogue.size, evses: catalogue.evseCount }) });
+    metrics?.watch({ catalogue: () => ({ stations: catalogue.size, evses: catalogue.evseCount }) });
     // Every process follows catalogue changes made by any other (OCPI pushes, imports from the CLI). A reload
     // (after a reconnect, say) keeps serving the previous snapshot until the new one is built.
     const listener = listen(
@@ -210,13 +199,16 @@ export async function main(): Promise<void> {
       if (config.mode === 'production') log.warn('NODE_ENV=production with PAYMENTS_SANDBOX=true: payments go to the built-in sandbox and move no money');
     }
 
+    const ocpiLog = log.child({ component: 'ocpi' });
     const server = await buildApp({
       config,
       db,
       clock,
       authenticate: clients.authenticate,
       catalogue,
-      ocpi,
+      ingestion,
+      // The OCPI module is made by the composition root (src/modules.ts), with charging's hooks.
+      ocpi: { log: (level, message, fields) => ocpiLog[level](fields ?? {}, message) },
       readiness,
       payments: { processor, ...(sandbox ? { processorRoutes: sandboxBrowserRoutes(sandbox) } : {}) },
       loggerInstance: log,
@@ -231,6 +223,8 @@ export async function main(): Promise<void> {
       await server.close();
       clearTimeout(force);
     });
+    const ocpi = server.modules.ocpi as NonNullable<typeof server.modules.ocpi>;
+    metrics?.watch({ ocpiPushes: ocpi.pushBacklog });
     // Listening before the catalogue is loaded: liveness and the API answer, /readyz and station routes say 503 until it is.
     await listening('the service', 'PORT', () =>
       server.listen({

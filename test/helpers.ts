@@ -6,13 +6,12 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type AppModules, buildApp } from '../src/app.ts';
 import { createClientsService } from '../src/modules/clients/service.ts';
-import { createOcpi, type Ocpi } from '../src/modules/ocpi/service.ts';
+import type { Ocpi } from '../src/modules/ocpi/service.ts';
 import type { PaymentProcessor } from '../src/modules/payments/processor.ts';
-import { createPaymentsService, type PaymentMethodRemovalGuard, type PaymentsService } from '../src/modules/payments/service.ts';
+import type { PaymentMethodRemovalGuard, PaymentsService } from '../src/modules/payments/service.ts';
 import { createStripeProcessor, STRIPE_API_VERSION } from '../src/modules/payments/stripe-processor.ts';
 import { type Catalogue, createCatalogue } from '../src/modules/stations/catalogue.ts';
 import { createIngestion, type Ingestion } from '../src/modules/stations/ingest.ts';
-import { createUsersService } from '../src/modules/users/service.ts';
 import type { SigningKeys } from '../src/platform/auth/keys.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { type Config, loadConfig } from '../src/platform/config.ts';
@@ -170,9 +169,8 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     metrics,
   });
   const removalGuards = options.payments?.removalGuards ?? [];
-  const ocpi = createOcpi({ db, clock, config: config.ocpi, baseUrl: `${config.publicBaseUrl}/ocpi`, ingestion, metrics });
   const app = await buildApp({
-    ocpi,
+    ocpi: {},
     config,
     db,
     clock,
@@ -186,13 +184,9 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
   });
   const jobs = createJobRunner({ db, clock, handlers: app.modules.jobHandlers, pollMs: 200 });
-  const payments = createPaymentsService({
-    db,
-    clock,
-    processor,
-    requireUser: createUsersService({ clock, locales: config.locales }).requireUser,
-    removalGuards,
-  });
+  // The app's own modules (src/modules.ts): tests reach holds and OCPI through the very instances the routes use.
+  const { payments, ocpi } = app.modules;
+  assert.ok(payments && ocpi, 'the test app has payments and OCPI');
   let address: string | undefined;
   if (port !== undefined) address = await app.listen({ host: '127.0.0.1', port });
   if (options.payments?.webhooks) {

@@ -3,6 +3,7 @@
 import type { Queryable } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import { enqueue } from '../../platform/jobs.ts';
+import { INVOICING_QUEUES } from '../invoicing/queues.ts';
 import type { ChargingContext } from './context.ts';
 import * as repo from './repository.ts';
 import { changeStatus, FAILURES } from './state.ts';
@@ -13,8 +14,8 @@ export const CHARGING_QUEUES = {
   /** STOP_SESSION for a session we gave up on that runs anyway, or one still running after the user's stop. */
   stopAtCpo: 'charging.stop-at-cpo',
   reconcile: 'charging.reconcile',
-  /** The invoicing module's: bill a completed session. */
-  bill: 'invoicing.bill',
+  /** The invoicing module's queue: a completed session's bill, queued here when its CDR arrives. */
+  bill: INVOICING_QUEUES.bill,
 } as const;
 
 /** A job about one session (keyed by it: queued twice, it runs once). */

@@ -26,6 +26,7 @@ import type { SessionRow } from '../charging/repository.ts';
 import type { InvoicingContext } from './context.ts';
 import { invoiceDocument, invoiceNumberText } from './documents.ts';
 import { priceCdr } from './price-cdr.ts';
+import { INVOICING_QUEUES } from './queues.ts';
 import * as repo from './repository.ts';
 
 /** Hold states in which the hold still blocks money on the card: it is released when nothing is captured from it. */
@@ -58,7 +59,7 @@ export async function requeueUnfinishedBills(ctx: Pick<InvoicingContext, 'db' | 
   let queued = 0;
   for (const id of completedSessionIds) {
     if (finished.has(id)) continue;
-    const job = await enqueue(ctx.db, { queue: 'invoicing.bill', payload: { session_id: id }, key: id, maxAttempts: 50 }, ctx.clock.now());
+    const job = await enqueue(ctx.db, { queue: INVOICING_QUEUES.bill, payload: { session_id: id }, key: id, maxAttempts: 50 }, ctx.clock.now());
     if (job.created) queued++;
   }
   return queued;

@@ -22,8 +22,6 @@ export function createInvoicing(deps: InvoicingDeps) {
   const { crashPoint, ...rest } = deps;
   const ctx: InvoicingContext = { ...rest, crash: crashPoint ?? noCrashPoints, linkSecret: cachedLinkSecret(deps.db, () => deps.clock.now()) };
 
-  deps.payments.onPaymentIntentChanged((tx, paymentIntentId) => paymentIntentChanged(ctx, tx, paymentIntentId));
-
   return {
     /** The bill job: prices, settles and invoices a completed session, resuming at the step it reached. */
     bill: (sessionId: string) => billSession(ctx, sessionId),
@@ -31,6 +29,8 @@ export function createInvoicing(deps: InvoicingDeps) {
     reconcile: (completedSessionIds: readonly string[]) => requeueUnfinishedBills(ctx, completedSessionIds),
     /** session_cost of completed sessions, for the session view. */
     sessionCosts: (q: Queryable, clientId: string, sessionIds: readonly string[]) => sessionCosts(ctx, q, clientId, sessionIds),
+    /** The payments module's intent listener: a debt paid through the processor's SDK clears when its webhook arrives. */
+    paymentIntentChanged: (tx: Queryable, paymentIntentId: string) => paymentIntentChanged(ctx, tx, paymentIntentId),
     hasUnpaidDebt: (q: Queryable, clientId: string, userId: string) => repo.hasUnpaidDebt(q, clientId, userId),
     authorizationCheck: (userId: string) => authorizationCheck(ctx, userId),
     paymentMethodGuard,

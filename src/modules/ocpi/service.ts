@@ -24,7 +24,10 @@ export interface OcpiDeps {
   /** Base URL of our OCPI interface as peers reach it: <public base URL>/ocpi. */
   baseUrl: string;
   ingestion: Ingestion;
+  /** What becomes of CPO messages (charging's handlers); they run inside the transaction storing the message. */
   events?: OcpiEvents;
+  /** Other modules' say in real-time token authorization (invoicing's: an unpaid debt is NO_CREDIT); first verdict wins, none: ALLOWED. */
+  authorizationChecks?: readonly AuthorizationCheck[];
   log?: OcpiLog;
   /** Where outbound calls are counted, by peer, module and outcome (METRICS_PORT); without it none are. */
   metrics?: Pick<Metrics, 'ocpiCall'>;
@@ -60,9 +63,7 @@ export function createOcpi(deps: OcpiDeps) {
   });
   const events: OcpiEvents = { ...deps.events };
   const receivers = createReceivers({ db, clock, ingestion: deps.ingestion, events, ocpiBaseUrl: deps.baseUrl });
-  // Other modules' say in real-time authorization (the invoicing module's: an unpaid debt is NO_CREDIT).
-  const authorizationChecks: AuthorizationCheck[] = [];
-  const tokens = createTokens({ db, clock, party, checks: authorizationChecks });
+  const tokens = createTokens({ db, clock, party, checks: deps.authorizationChecks ?? [] });
   const commands = createCommands({ db, clock, connections, ocpiBaseUrl: deps.baseUrl, timeoutMs: config.requestTimeoutMs });
   const sync = createSync({
     db,
@@ -99,14 +100,6 @@ export function createOcpi(deps: OcpiDeps) {
   };
 
   return {
-    /** Registers handlers of CPO messages (the charging module's); they run inside the transaction storing the message. */
-    on(handlers: OcpiEvents): void {
-      Object.assign(events, handlers);
-    },
-    /** Adds a module's check to real-time token authorization (first verdict wins; none: ALLOWED). */
-    addAuthorizationCheck(check: AuthorizationCheck): void {
-      authorizationChecks.push(check);
-    },
     connections,
     receivers,
     /** A CDR as stored (received or pulled). */

@@ -49,7 +49,7 @@ export type AuthorizationCheck = (userId: string) => Promise<'NO_CREDIT' | 'BLOC
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function createTokens(deps: { db: Database; clock: Clock; party: OurParty; checks?: AuthorizationCheck[] }) {
+export function createTokens(deps: { db: Database; clock: Clock; party: OurParty; checks?: readonly AuthorizationCheck[] }) {
   const { db, party } = deps;
 
   async function findToken(uid: string, type: string | undefined) {

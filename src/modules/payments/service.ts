@@ -38,26 +38,23 @@ export { type PaymentIntentListener, purgeHandledWebhookEvents } from './webhook
 export interface PaymentsServiceDeps extends PaymentsContextDeps {
   /** The users module's check: the live user of this client, or AppError not_found. */
   requireUser: MethodsContext['requireUser'];
-  /** Kept by reference: guards added to this array later are consulted too. */
-  removalGuards?: PaymentMethodRemovalGuard[];
+  /** Other modules' say in removing a payment method (charging's, invoicing's): each may refuse. */
+  removalGuards?: readonly PaymentMethodRemovalGuard[];
+  /** Other modules following payment intents they made (invoicing's debts): called once the webhook's hold changes are written. */
+  intentListeners?: readonly PaymentIntentListener[];
 }
 
 export function createPaymentsService(deps: PaymentsServiceDeps) {
-  const intentListeners: PaymentIntentListener[] = [];
   const ctx: MethodsContext & WebhooksContext = {
     ...paymentsContext(deps),
     requireUser: deps.requireUser,
     removalGuards: deps.removalGuards ?? [],
-    intentListeners,
+    intentListeners: deps.intentListeners ?? [],
   };
 
   return {
     info: deps.processor.info,
 
-    /** Another module following payment intents it made (e.g. a debt's charge): called once the webhook's hold changes are written. */
-    onPaymentIntentChanged(listener: PaymentIntentListener): void {
-      intentListeners.push(listener);
-    },
     paymentIntent: (id: string) => paymentIntent(ctx, id),
 
     // Setup intents and payment methods (the API): methods.ts.

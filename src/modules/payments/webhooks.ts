@@ -24,7 +24,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export type PaymentIntentListener = (db: Queryable, paymentIntentId: string) => Promise<void>;
 
 export interface WebhooksContext extends PaymentsContext {
-  /** Read at each payment_intent event: modules subscribe once the service exists. */
+  /** Called at each payment_intent event, in order: given when the service is made (src/modules.ts). */
   intentListeners: readonly PaymentIntentListener[];
 }
 
