@@ -1,8 +1,8 @@
 // The project's OCPI 2.2.1 tariff engine: what a charging session costs under
 // a Tariff (mod_tariffs.asciidoc, mod_cdrs.asciidoc "step_size"), computed
 // from the session's charging periods. The eMSP uses it to price CDRs and to
-// estimate live sessions (money as exact decimal strings: priceSessionExact,
-// toMinorUnits); the sandbox CPO uses it to price its CDRs (OCPI JSON
+// estimate live sessions (money as exact decimal strings: priceSessionExact);
+// the sandbox CPO uses it to price its CDRs (OCPI JSON
 // numbers: priceSession). Pure, exact decimal arithmetic (big.js); numbers
 // from OCPI objects are read through their decimal string.
 //
@@ -46,9 +46,10 @@
 //   need no division before that final, exact rounding.
 
 import Big from 'big.js';
+import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../ocpi-protocol/locations-tariffs.ts';
+import type { ChargingPeriod } from '../ocpi-protocol/sessions.ts';
 import { currencyExponent } from '../platform/money.ts';
-import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from './locations-tariffs.ts';
-import type { ChargingPeriod } from './sessions.ts';
+import { localTime } from './local-time.ts';
 
 export type TariffDimension = OcpiPriceComponent['type'];
 export type ReservationKind = 'RESERVATION' | 'RESERVATION_EXPIRES';
@@ -112,55 +113,7 @@ export type UnroundedSessionCosts = Costs<UnroundedPrice, Big>;
 
 const ZERO = new Big(0);
 const HOUR_S = 3600;
-const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
-const SHORT_WEEKDAYS: Record<string, (typeof WEEKDAYS)[number]> = {
-  Mon: 'MONDAY',
-  Tue: 'TUESDAY',
-  Wed: 'WEDNESDAY',
-  Thu: 'THURSDAY',
-  Fri: 'FRIDAY',
-  Sat: 'SATURDAY',
-  Sun: 'SUNDAY',
-};
-
 const dec = (n: number | string): Big => new Big(typeof n === 'number' ? String(n) : n);
-
-// ---------------------------------------------------------------------------
-// Local time
-
-interface LocalTime {
-  date: string;
-  /** Seconds since local midnight. */
-  seconds: number;
-  weekday: (typeof WEEKDAYS)[number];
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-export function localTime(at: Date, timeZone: string): LocalTime {
-  let format = formatters.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-GB', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      weekday: 'short',
-    });
-    formatters.set(timeZone, format);
-  }
-  const parts: Record<string, string> = {};
-  for (const part of format.formatToParts(at)) parts[part.type] = part.value;
-  return {
-    date: `${parts.year}-${parts.month}-${parts.day}`,
-    seconds: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second),
-    weekday: SHORT_WEEKDAYS[parts.weekday as string] ?? 'MONDAY',
-  };
-}
 
 const clockSeconds = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 3600 + Number(hhmm.slice(3, 5)) * 60;
 
@@ -263,30 +216,6 @@ export function tariffValidAt(tariff: OcpiTariff, at: Date): boolean {
 
 // ---------------------------------------------------------------------------
 // Money
-
-/** The currency's minor-unit decimals (ISO 4217 exponent; one table for the whole service: platform/money.ts). */
-export function currencyDecimals(currency: string): number {
-  return currencyExponent(currency);
-}
-
-const DECIMAL = /^-?\d+(\.\d+)?$/;
-
-/** An exact decimal string in integer minor units of `currency`: toMinorUnits("12.40", "EUR") === 1240. Throws on finer amounts. */
-export function toMinorUnits(amount: string, currency: string): number {
-  if (!DECIMAL.test(amount)) throw new RangeError(`not a decimal amount: ${JSON.stringify(amount)}`);
-  const minor = new Big(amount).times(new Big(10).pow(currencyDecimals(currency)));
-  if (!minor.eq(minor.round(0, Big.roundDown))) throw new RangeError(`${amount} ${currency} is not a whole number of minor units`);
-  const n = Number(minor.toFixed(0));
-  if (!Number.isSafeInteger(n)) throw new RangeError(`${amount} ${currency} is too large`);
-  return n === 0 ? 0 : n;
-}
-
-/** Integer minor units of `currency` as an exact decimal string: fromMinorUnits(1240, "EUR") === "12.40". */
-export function fromMinorUnits(minor: number, currency: string): string {
-  if (!Number.isSafeInteger(minor)) throw new RangeError(`not a whole number of minor units: ${minor}`);
-  const decimals = currencyDecimals(currency);
-  return new Big(minor || 0).div(new Big(10).pow(decimals)).toFixed(decimals);
-}
 
 /** Exact half-up rounding of `scaled / 3600` to `decimals` (no division before the rounding). */
 function roundScaled(scaled: Big, decimals: number): Big {
@@ -510,7 +439,7 @@ function computeCosts(input: SessionToPrice): Scaled {
     if (incl.gt(maxIncl)) incl = maxIncl;
   }
   return {
-    decimals: currencyDecimals(input.currency),
+    decimals: currencyExponent(input.currency),
     total: { excl, incl },
     parts,
     totalEnergy,
