@@ -10,7 +10,7 @@ import Big from 'big.js';
 import fc from 'fast-check';
 import type { OcpiTariff } from '../src/ocpi-protocol/locations-tariffs.ts';
 import type { Session as OcpiSession } from '../src/ocpi-protocol/sessions.ts';
-import { currencyExponent, fromMinorUnits, roundToMinorUnits, toMinorUnits } from '../src/platform/money.ts';
+import { currencyExponent, fromMinorUnits, roundToMinorUnits, toMinorUnits, withVat } from '../src/platform/money.ts';
 import { localIsoDateTime, localTime, WEEKDAYS } from '../src/pricing/local-time.ts';
 import { estimateCost } from '../src/pricing/session-prices.ts';
 
@@ -49,6 +49,13 @@ describe('money: exact or rounded minor units', () => {
       }),
     );
   });
+});
+
+test('withVat: exact, numbers read through their decimal string', () => {
+  assert.equal(withVat('0.35', '19').toString(), '0.4165');
+  assert.equal(withVat(0.1, 20).toString(), '0.12');
+  assert.equal(withVat(new Big('10'), '0').toString(), '10');
+  assert.equal(withVat('0.30', 25.5).toString(), '0.3765');
 });
 
 describe('local time: one formatter for restrictions and local_datetime', () => {

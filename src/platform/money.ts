@@ -60,3 +60,9 @@ export function roundMoney(amount: string | Big, currency: string): string {
   const exponent = currencyExponent(currency);
   return (typeof amount === 'string' ? new Big(amount) : amount).round(exponent, Big.roundHalfUp).toFixed(exponent);
 }
+
+/** An amount excl. VAT plus `vatPercent` percent VAT, exact (amount x (1 + vat / 100)); numbers read through their decimal string. */
+export function withVat(amount: string | number | Big, vatPercent: string | number): Big {
+  const exact = (value: string | number) => new Big(typeof value === 'number' ? String(value) : value);
+  return (amount instanceof Big ? amount : exact(amount)).times(exact(vatPercent).div(100).plus(1));
+}

@@ -4,7 +4,7 @@
 import Big from 'big.js';
 import type { CDR } from '../ocpi-protocol/cdrs.ts';
 import type { OcpiTariff } from '../ocpi-protocol/locations-tariffs.ts';
-import { currencyExponent } from '../platform/money.ts';
+import { currencyExponent, withVat } from '../platform/money.ts';
 import type { SessionPricing } from './session-prices.ts';
 import { type ExactPrice, type ExactSessionCosts, priceSessionExact, priceSessionUnrounded, type SessionToPrice } from './tariff-engine.ts';
 
@@ -73,11 +73,7 @@ function unitPriceOf(tariff: OcpiTariff | undefined, type: string, perMinute: bo
   for (const element of tariff?.elements ?? []) {
     const component = element.price_components.find((c) => c.type === type);
     if (component) {
-      const gross = dec(component.price).times(
-        dec(component.vat ?? 0)
-          .div(100)
-          .plus(1),
-      );
+      const gross = withVat(component.price, component.vat ?? 0);
       return (perMinute ? gross.div(60) : gross).round(4, Big.roundHalfUp).toString();
     }
   }
@@ -191,7 +187,7 @@ function reconcileTotal(source: Source, cdr: CDR, lines: BillLine[]): void {
 /** Our starting fee as a line: net and gross each rounded half up to the currency's minor unit. */
 function startingFeeLine(fee: { price: string; vat: string }, currency: string): BillLine {
   const net = dec(fee.price).round(decimals(currency), Big.roundHalfUp);
-  const gross = net.times(dec(fee.vat).div(100).plus(1)).round(decimals(currency), Big.roundHalfUp);
+  const gross = withVat(net, fee.vat).round(decimals(currency), Big.roundHalfUp);
   return line('starting_fee', 'Starting fee', '1', 'session', null, net.toString(), gross.toString(), currency, dec(fee.vat).toString());
 }
 

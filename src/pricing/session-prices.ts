@@ -3,7 +3,7 @@
 import Big from 'big.js';
 import type { OcpiTariff } from '../ocpi-protocol/locations-tariffs.ts';
 import type { Session as OcpiSession } from '../ocpi-protocol/sessions.ts';
-import { roundToMinorUnits } from '../platform/money.ts';
+import { roundToMinorUnits, withVat } from '../platform/money.ts';
 import { localTime } from './local-time.ts';
 import type { PriceGroup, PriceItem, PriceSchedule } from './price-groups.ts';
 import { priceSessionExact } from './tariff-engine.ts';
@@ -87,7 +87,7 @@ export function estimateCost(session: SessionPricing, ocpi: OcpiSession, now: Da
     periods: ocpi.charging_periods ?? [],
   });
   let gross = new Big(costs.total_cost.incl_vat);
-  if (session.starting_fee) gross = gross.plus(new Big(session.starting_fee.price).times(new Big(session.starting_fee.vat).div(100).plus(1)));
+  if (session.starting_fee) gross = gross.plus(withVat(session.starting_fee.price, session.starting_fee.vat));
   // Rounded, not refused: the starting fee with VAT can be finer than a cent; the estimate is shown, never charged.
   return roundToMinorUnits(gross, session.currency);
 }

@@ -20,6 +20,7 @@ import Big from 'big.js';
 import KDBush from 'kdbush';
 import { EVSE_STATUSES, type OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Database } from '../../platform/db.ts';
+import { withVat } from '../../platform/money.ts';
 import { type PricingConfig, pricingFor } from '../../pricing/country-pricing.ts';
 import { WEEKDAYS } from '../../pricing/local-time.ts';
 import { connectorPowerKw, type GroupedEvse, type PriceGroupOptions } from '../../pricing/price-groups.ts';
@@ -195,7 +196,7 @@ function tariffMapPrice(tariff: OcpiTariff): MapPrice | undefined {
   for (const element of tariff.elements) {
     if (element.restrictions?.reservation) continue;
     for (const component of element.price_components) {
-      const gross = new Big(String(component.price)).times(new Big(String(component.vat ?? 0)).div(100).plus(1));
+      const gross = withVat(component.price, component.vat ?? 0);
       if (component.type === 'ENERGY' && (!best || gross.gt(best))) best = gross;
       if (component.type === 'TIME' && (!bestTime || gross.gt(bestTime))) bestTime = gross;
     }
@@ -791,7 +792,7 @@ export async function buildSnapshot(db: Database, pricing: PricingConfig): Promi
       fallbacks.set(
         country,
         fallback && {
-          hundredths: Number(new Big(fallback.kwhPrice).times(new Big(fallback.vat).div(100).plus(1)).times(100).round(0, Big.roundHalfUp)),
+          hundredths: Number(withVat(fallback.kwhPrice, fallback.vat).times(100).round(0, Big.roundHalfUp)),
           isTime: false,
           currency: fallback.currency,
         },
