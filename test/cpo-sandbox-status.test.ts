@@ -5,10 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { OcpiEvse, OcpiLocation } from '../src/ocpi-protocol/locations-tariffs.ts';
-import { localTime, priceSession } from '../src/ocpi-protocol/pricing.ts';
 import type { Session } from '../src/ocpi-protocol/sessions.ts';
 import { manualClock, systemClock } from '../src/platform/clock.ts';
 import type { Database } from '../src/platform/db.ts';
+import { localTime } from '../src/pricing/local-time.ts';
+import { priceSession } from '../src/pricing/tariff-engine.ts';
 import { type CpoSandbox, createCpoSandbox, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
 import { appToken, dataOf, type EmspPeer, startEmspPeer, waitFor } from './cpo-sandbox-support.ts';
 import { createTestDatabase } from './helpers.ts';

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import Big from 'big.js';
 import fc from 'fast-check';
+import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../src/ocpi-protocol/locations-tariffs.ts';
 import {
   connectorPowerKw,
   DEFAULT_PRE_AUTHORIZATION,
@@ -13,8 +14,7 @@ import {
   type PriceGroup,
   type PriceGroupOptions,
   type PriceItem,
-} from '../src/modules/stations/price-groups.ts';
-import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../src/ocpi-protocol/locations-tariffs.ts';
+} from '../src/pricing/price-groups.ts';
 
 const STAMP = '2026-01-01T00:00:00Z';
 // A Wednesday; 14:00 in Berlin (CEST).

@@ -1,8 +1,9 @@
 // The operator's pricing settings: configuration and their scaling per country.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_PRICING, pricingFor } from '../src/modules/stations/catalogue.ts';
+import { DEFAULT_PRICING } from '../src/modules/stations/catalogue.ts';
 import { ConfigError, loadConfig } from '../src/platform/config.ts';
+import { pricingFor } from '../src/pricing/country-pricing.ts';
 import { ocpiLocation } from './stations-fixtures.ts';
 
 describe('pricing configuration', () => {

@@ -12,13 +12,14 @@ import { Ajv } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import { type TSchema, Type } from 'typebox';
 import { generateCatalogue } from '../src/dataset/generator.ts';
-import { DEFAULT_PRICING, pricingFor, type Station } from '../src/modules/stations/catalogue.ts';
+import { DEFAULT_PRICING, type Station } from '../src/modules/stations/catalogue.ts';
 import { loadGeneratedCatalogue } from '../src/modules/stations/loader.ts';
-import { connectorPowerKw, derivePriceGroups } from '../src/modules/stations/price-groups.ts';
 import * as stationsRepo from '../src/modules/stations/repository.ts';
 import { StationAroundSchema, StationSchema, TileResponseSchema } from '../src/modules/stations/schemas.ts';
 import type { OcpiLocation, OcpiTariff } from '../src/ocpi-protocol/locations-tariffs.ts';
 import { PageOf } from '../src/platform/http/pagination.ts';
+import { pricingFor } from '../src/pricing/country-pricing.ts';
+import { connectorPowerKw, derivePriceGroups } from '../src/pricing/price-groups.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
 import { ocpiLocation, ocpiTariff } from './stations-fixtures.ts';
 

@@ -1,4 +1,4 @@
-// The OCPI 2.2.1 tariff engine (src/ocpi-protocol/pricing.ts), shared by the eMSP and
+// The OCPI 2.2.1 tariff engine (src/pricing/tariff-engine.ts), shared by the eMSP and
 // the sandbox CPO. Every worked example of mod_tariffs.asciidoc and of
 // mod_cdrs.asciidoc ("step_size") that has numbers, to the cent: VAT, FLAT,
 // step_size across elements and between charging and parking, min/max price,
@@ -14,11 +14,11 @@ import { describe, test } from 'node:test';
 import Big from 'big.js';
 import fc from 'fast-check';
 import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../src/ocpi-protocol/locations-tariffs.ts';
+import type { ChargingPeriod } from '../src/ocpi-protocol/sessions.ts';
+import { currencyExponent as currencyDecimals, fromMinorUnits, toMinorUnits } from '../src/platform/money.ts';
+import { localTime } from '../src/pricing/local-time.ts';
 import {
   applicableComponent,
-  currencyDecimals,
-  fromMinorUnits,
-  localTime,
   type PricingContext,
   priceSession,
   priceSessionExact,
@@ -28,10 +28,8 @@ import {
   type SessionToPrice,
   tariffThresholds,
   tariffValidAt,
-  toMinorUnits,
   type UnroundedSessionCosts,
-} from '../src/ocpi-protocol/pricing.ts';
-import type { ChargingPeriod } from '../src/ocpi-protocol/sessions.ts';
+} from '../src/pricing/tariff-engine.ts';
 
 const TZ = 'Europe/Amsterdam';
 const BERLIN = 'Europe/Berlin';

@@ -5,11 +5,12 @@ import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { CrashPoint } from '../../platform/crash-points.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
+import type { PricingConfig } from '../../pricing/country-pricing.ts';
 import type { SessionCostView } from '../invoicing/schemas.ts';
 import type { Commands } from '../ocpi/commands.ts';
 import type { OcpiToken } from '../ocpi/tokens.ts';
 import type { PaymentsService } from '../payments/service.ts';
-import type { Catalogue, PricingConfig } from '../stations/catalogue.ts';
+import type { Catalogue } from '../stations/catalogue.ts';
 import type { Ingestion } from '../stations/ingest.ts';
 import type { BillingDetailsView } from '../users/schemas.ts';
 

@@ -4,9 +4,9 @@ import Big from 'big.js';
 import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import type { Session as OcpiSession } from '../../ocpi-protocol/sessions.ts';
 import type { Queryable } from '../../platform/db.ts';
+import { estimateCost } from '../../pricing/session-prices.ts';
 import { type ChargingContext, UUID } from './context.ts';
 import { CHARGING_QUEUES, fail, queueForSession, queueRelease } from './jobs.ts';
-import { estimateCost } from './prices.ts';
 import * as repo from './repository.ts';
 import { changeStatus, FAILURES, type SessionEvent } from './state.ts';
 

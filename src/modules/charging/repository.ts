@@ -2,6 +2,7 @@
 // ones driven by CPO messages and jobs find sessions by their own keys.
 import type { OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Queryable } from '../../platform/db.ts';
+import type { UserFacingPrices } from '../../pricing/session-prices.ts';
 
 export type SessionStatus = 'pending' | 'active' | 'stopping' | 'completed' | 'failed';
 export type StartStep = 'holding' | 'held' | 'commanding' | 'accepted' | 'ended';
@@ -19,16 +20,7 @@ export interface StationInfo {
   longitude: string | null;
 }
 
-export interface UserFacingPrices {
-  kwh_price: string | null;
-  time_price: string | null;
-  session_fee: string | null;
-  blocking_fee: string | null;
-  starting_fee: string | null;
-  grace_period_minutes: number | null;
-  blocking_cap: string | null;
-  currency: string;
-}
+export type { UserFacingPrices };
 
 export interface SessionRow {
   id: string;

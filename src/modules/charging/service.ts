@@ -23,10 +23,10 @@ import { type StartRequest, start } from './start.ts';
 import { stop } from './stop.ts';
 import { getSession, listSessions, rateSession, type SessionView, view } from './views.ts';
 
+export { estimateCost, fallbackTariff, userFacingPrices } from '../../pricing/session-prices.ts';
 export type { ChargingConfig, ChargingDeps, ChargingLog, SessionCost } from './context.ts';
 export { DEFAULT_CHARGING_CONFIG } from './context.ts';
 export { CHARGING_QUEUES } from './jobs.ts';
-export { estimateCost, fallbackTariff, userFacingPrices } from './prices.ts';
 export { FAILURES } from './state.ts';
 export type { SessionView } from './views.ts';
 

@@ -12,15 +12,15 @@
 // nothing delivered goes unbilled, nothing held stays held.
 import { randomUUID } from 'node:crypto';
 import type { OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
-import { tariffValidAt } from '../../ocpi-protocol/pricing.ts';
 import { AppError, validationError } from '../../platform/errors.ts';
 import { fromMinorUnits, toMinorUnits } from '../../platform/money.ts';
+import { pricingFor } from '../../pricing/country-pricing.ts';
+import { fallbackTariff, userFacingPrices } from '../../pricing/session-prices.ts';
+import { tariffValidAt } from '../../pricing/tariff-engine.ts';
 import type { Hold } from '../payments/service.ts';
-import { pricingFor } from '../stations/catalogue.ts';
 import { missingBillingFields } from '../users/service.ts';
 import { ADOPT_WITHIN_MS, type ChargingContext } from './context.ts';
 import { CHARGING_QUEUES, fail, queueForSession } from './jobs.ts';
-import { fallbackTariff, userFacingPrices } from './prices.ts';
 import * as repo from './repository.ts';
 import { FAILURES } from './state.ts';
 

@@ -22,10 +22,10 @@ import Big from 'big.js';
 import { AppError } from '../../platform/errors.ts';
 import { enqueue, RetryLater } from '../../platform/jobs.ts';
 import { minimumCharge, toMinorUnits } from '../../platform/money.ts';
+import { priceCdr } from '../../pricing/price-cdr.ts';
 import type { SessionRow } from '../charging/repository.ts';
 import type { InvoicingContext } from './context.ts';
 import { invoiceDocument, invoiceNumberText } from './documents.ts';
-import { priceCdr } from './price-cdr.ts';
 import { INVOICING_QUEUES } from './queues.ts';
 import * as repo from './repository.ts';
 

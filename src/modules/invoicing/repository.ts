@@ -1,18 +1,9 @@
 // SQL of bills, debts, invoices, invoice numbers and the shared link secret.
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../../platform/db.ts';
+import type { BillLine } from '../../pricing/price-cdr.ts';
 
-export interface BillLine {
-  component: 'energy' | 'time' | 'parking' | 'flat' | 'reservation' | 'adjustment' | 'starting_fee';
-  description: string;
-  quantity: string;
-  unit: string;
-  unit_price: string | null;
-  net: string;
-  vat_rate: string;
-  vat: string;
-  gross: string;
-}
+export type { BillLine };
 
 export type BillStep = 'priced' | 'settled' | 'invoiced' | 'not_billed';
 

@@ -15,8 +15,8 @@ import { cachedLinkSecret, invoicePdf, listInvoices } from './documents.ts';
 import * as repo from './repository.ts';
 import { sessionCosts } from './session-costs.ts';
 
+export { priceCdr } from '../../pricing/price-cdr.ts';
 export type { InvoicingConfig, InvoicingDeps, InvoicingLog } from './context.ts';
-export { priceCdr } from './price-cdr.ts';
 
 export function createInvoicing(deps: InvoicingDeps) {
   const { crashPoint, ...rest } = deps;

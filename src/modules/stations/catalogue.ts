@@ -14,8 +14,10 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { serviceUnavailable } from '../../platform/errors.ts';
 import type { Metrics } from '../../platform/metrics.ts';
+import { type PricingConfig, pricingFor } from '../../pricing/country-pricing.ts';
+import { localIsoDateTime } from '../../pricing/local-time.ts';
+import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, type GroupedEvse, type PriceGroup, tariffChanges } from '../../pricing/price-groups.ts';
 import { nearestOut, nearestWithin } from './kd-nearest.ts';
-import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, type GroupedEvse, localIsoDateTime, type PriceGroup, tariffChanges } from './price-groups.ts';
 import type { Speed, StationBase } from './projection.ts';
 import * as repo from './repository.ts';
 import {
@@ -31,8 +33,6 @@ import {
   type LayoutGroup,
   locationIdAt,
   NO_PRICE,
-  type PricingConfig,
-  pricingFor,
   REMOVED,
   type Snapshot,
   SPEED_CODES,
@@ -43,8 +43,6 @@ import {
   tariffKey,
 } from './snapshot.ts';
 import { refreshSummaryEntry, SUMMARY_MAX_ZOOM, summaryTileItems, tileItems } from './tiles.ts';
-
-export { type PricingConfig, pricingFor } from './snapshot.ts';
 
 export type Station = StationBase & { price_groups: PriceGroup[] };
 

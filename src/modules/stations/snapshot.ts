@@ -20,8 +20,10 @@ import Big from 'big.js';
 import KDBush from 'kdbush';
 import { EVSE_STATUSES, type OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Database } from '../../platform/db.ts';
-import { countryByAlpha3, UNITS_PER_EUR } from '../../platform/european-countries.ts';
-import { connectorPowerKw, type GroupedEvse, type PreAuthorizationRule, type PriceGroupOptions, WEEKDAYS } from './price-groups.ts';
+import { withVat } from '../../platform/money.ts';
+import { type PricingConfig, pricingFor } from '../../pricing/country-pricing.ts';
+import { WEEKDAYS } from '../../pricing/local-time.ts';
+import { connectorPowerKw, type GroupedEvse, type PriceGroupOptions } from '../../pricing/price-groups.ts';
 import { AMENITIES, connectorBit, type Speed, type StationStatus, speedOf, statusOf } from './projection.ts';
 import * as repo from './repository.ts';
 import { buildCellSummary, type CellSummary, mortonCode } from './tiles.ts';
@@ -185,46 +187,6 @@ export interface Snapshot {
   priceMemo: NonNullable<PriceGroupOptions['memo']>;
 }
 
-/**
- * The operator's pricing settings, in euros; scaled into a location's currency
- * with UNITS_PER_EUR (the hold rule's minimum/maximum and round-up step too).
- */
-export interface PricingConfig {
-  /** Price per kWh excl. VAT applied where a CPO sent no tariff; undefined: no fallback. */
-  fallbackKwhPriceEur?: string | undefined;
-  /** Our own one-off fee per session excl. VAT; undefined: none. */
-  startingFeeEur?: string | undefined;
-  preAuthorization: PreAuthorizationRule;
-}
-
-/** Price-group options of a country (ISO 3166-1 alpha-3): currency, VAT and amounts. */
-export function pricingFor(country: string, config: PricingConfig): Omit<PriceGroupOptions, 'now' | 'timeZone'> {
-  const facts = countryByAlpha3(country);
-  const currency = facts?.currency ?? 'EUR';
-  const rate = new Big(UNITS_PER_EUR[currency] ?? '1');
-  const vat = facts?.vat ?? '0';
-  const scale = (eur: string, dp: number) => new Big(eur).times(rate).round(dp, Big.roundHalfUp).toFixed(dp);
-  const step = rate.gte(50) ? '100' : rate.gte(5) ? '10' : config.preAuthorization.roundUpTo;
-  const rule = config.preAuthorization;
-  // Bounds in whole steps: the maximum rounded down (at least one step), the minimum rounded up but never above
-  // the maximum (narrow euro bounds such as 1..1 EUR would otherwise cross in SEK: 20..10).
-  const maximumSteps = new Big(scale(rule.maximum, 2)).div(step).round(0, Big.roundDown);
-  const maximum = (maximumSteps.lt(1) ? new Big(1) : maximumSteps).times(step);
-  const minimumUp = new Big(scale(rule.minimum, 2)).div(step).round(0, Big.roundUp).times(step);
-  const minimum = minimumUp.gt(maximum) ? maximum : minimumUp;
-  return {
-    currency,
-    ...(config.fallbackKwhPriceEur ? { fallback: { currency, kwhPrice: scale(config.fallbackKwhPriceEur, 2), vat } } : {}),
-    ...(config.startingFeeEur ? { startingFee: { price: scale(config.startingFeeEur, 2), vat } } : {}),
-    preAuthorization: {
-      ...rule,
-      minimum: minimum.toFixed(2),
-      maximum: maximum.toFixed(2),
-      roundUpTo: step,
-    },
-  };
-}
-
 export const tariffKey = (countryCode: string, partyId: string, id: string) => `${countryCode}*${partyId}*${id}`;
 
 /** The price a map shows for a tariff: its highest kWh price incl. VAT, else its highest time price per minute incl. VAT. */
@@ -234,7 +196,7 @@ function tariffMapPrice(tariff: OcpiTariff): MapPrice | undefined {
   for (const element of tariff.elements) {
     if (element.restrictions?.reservation) continue;
     for (const component of element.price_components) {
-      const gross = new Big(String(component.price)).times(new Big(String(component.vat ?? 0)).div(100).plus(1));
+      const gross = withVat(component.price, component.vat ?? 0);
       if (component.type === 'ENERGY' && (!best || gross.gt(best))) best = gross;
       if (component.type === 'TIME' && (!bestTime || gross.gt(bestTime))) bestTime = gross;
     }
@@ -830,7 +792,7 @@ export async function buildSnapshot(db: Database, pricing: PricingConfig): Promi
       fallbacks.set(
         country,
         fallback && {
-          hundredths: Number(new Big(fallback.kwhPrice).times(new Big(fallback.vat).div(100).plus(1)).times(100).round(0, Big.roundHalfUp)),
+          hundredths: Number(withVat(fallback.kwhPrice, fallback.vat).times(100).round(0, Big.roundHalfUp)),
           isTime: false,
           currency: fallback.currency,
         },

@@ -4,8 +4,8 @@
 // seed) at every start; only the statuses that changed are stored (store.ts).
 import { type GeneratedParty, generateCatalogue } from '../../dataset/generator.ts';
 import type { EvseStatus, OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
-import { tariffValidAt } from '../../ocpi-protocol/pricing.ts';
 import type { PageQuery } from '../../ocpi-protocol/transport.ts';
+import { tariffValidAt } from '../../pricing/tariff-engine.ts';
 import { scenarioLocation, scenarioOf, scenarioTariff } from './scenarios.ts';
 
 /** The generator's default `last_updated` stamp of every object. */

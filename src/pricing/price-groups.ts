@@ -116,9 +116,9 @@
 //   whole seconds, offset always numeric ("+00:00", never "Z"); the offset comes
 //   from Intl.DateTimeFormat. An unknown time zone throws RangeError.
 import Big from 'big.js';
-import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff } from '../ocpi-protocol/locations-tariffs.ts';
+import { localIsoDateTime, WEEKDAYS } from './local-time.ts';
 
-export const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
 export type ScheduleKey = (typeof WEEKDAYS)[number] | 'ALL';
 const SCHEDULE_KEYS: readonly ScheduleKey[] = [...WEEKDAYS, 'ALL'];
 
@@ -532,48 +532,4 @@ function preAuthorizationAmount(prices: Prices, powerKw: number, rule: PreAuthor
   else if (estimateTimes6000.gt(ceiling.times(6000))) amount = ceiling;
   else amount = ceilDiv(estimateTimes6000, step.times(6000)).times(step);
   return amount.toFixed(2);
-}
-
-// ---- Local time ----
-
-// Building an Intl.DateTimeFormat costs tens of microseconds: one per time zone is kept.
-const FORMATS = new Map<string, Intl.DateTimeFormat>();
-
-function formatFor(timeZone: string): Intl.DateTimeFormat {
-  let format = FORMATS.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    });
-    if (FORMATS.size < 1_000) FORMATS.set(timeZone, format); // IANA has ~600 zones
-  }
-  return format;
-}
-
-export function localIsoDateTime(now: Date, timeZone: string): string {
-  const ms = now.getTime();
-  if (!Number.isFinite(ms)) throw new RangeError('now is not a valid date');
-  const seconds = Math.floor(ms / 1000) * 1000;
-  const format = formatFor(timeZone);
-  const parts: Record<string, number> = {};
-  for (const part of format.formatToParts(seconds)) {
-    if (part.type !== 'literal') parts[part.type] = Number(part.value);
-  }
-  const field = (name: string): number => parts[name] ?? 0;
-  const wall = Date.UTC(field('year'), field('month') - 1, field('day'), field('hour'), field('minute'), field('second'));
-  const offsetMinutes = Math.round((wall - seconds) / 60_000);
-  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-  const sign = offsetMinutes < 0 ? '-' : '+';
-  const abs = Math.abs(offsetMinutes);
-  return (
-    `${pad(field('year'), 4)}-${pad(field('month'))}-${pad(field('day'))}T${pad(field('hour'))}:${pad(field('minute'))}:${pad(field('second'))}` +
-    `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`
-  );
 }

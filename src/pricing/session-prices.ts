@@ -1,12 +1,32 @@
-// What a session shows and estimates of its price: the user-facing prices at the start, the operator's fallback
-// price as an OCPI tariff, and the running cost estimate from the CPO's charging periods.
+// What a charging session shows and estimates of its price: the user-facing prices at the start, the operator's
+// fallback price as an OCPI tariff, and the running cost estimate from the CPO's charging periods. Pure.
 import Big from 'big.js';
-import type { OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
-import { localTime, priceSessionExact } from '../../ocpi-protocol/pricing.ts';
-import type { Session as OcpiSession } from '../../ocpi-protocol/sessions.ts';
-import { toMinorUnits } from '../../platform/money.ts';
-import type { PriceGroup, PriceItem, PriceSchedule } from '../stations/price-groups.ts';
-import type { SessionRow, UserFacingPrices } from './repository.ts';
+import type { OcpiTariff } from '../ocpi-protocol/locations-tariffs.ts';
+import type { Session as OcpiSession } from '../ocpi-protocol/sessions.ts';
+import { roundToMinorUnits, withVat } from '../platform/money.ts';
+import { localTime } from './local-time.ts';
+import type { PriceGroup, PriceItem, PriceSchedule } from './price-groups.ts';
+import { priceSessionExact } from './tariff-engine.ts';
+
+/** The prices a session shows its user, fixed when it starts (the reference's user_facing_session_prices). */
+export interface UserFacingPrices {
+  kwh_price: string | null;
+  time_price: string | null;
+  session_fee: string | null;
+  blocking_fee: string | null;
+  starting_fee: string | null;
+  grace_period_minutes: number | null;
+  blocking_cap: string | null;
+  currency: string;
+}
+
+/** What a session carries for pricing: the tariff it started under, where it is, and our starting fee. */
+export interface SessionPricing {
+  tariff: OcpiTariff | undefined;
+  time_zone: string;
+  starting_fee: { price: string; vat: string } | null;
+  currency: string;
+}
 
 /** The price item of a schedule in force at a local instant (weekday list first, then ALL). */
 function itemAt(schedule: PriceSchedule | null, weekday: string, minutes: number): PriceItem | undefined {
@@ -55,7 +75,7 @@ export function fallbackTariff(
 }
 
 /** What the session has cost so far, incl. VAT and the operator's starting fee, in minor units. */
-export function estimateCost(session: Pick<SessionRow, 'tariff' | 'time_zone' | 'starting_fee' | 'currency'>, ocpi: OcpiSession, now: Date): number {
+export function estimateCost(session: SessionPricing, ocpi: OcpiSession, now: Date): number {
   const start = new Date(ocpi.start_date_time);
   const end = ocpi.end_date_time ? new Date(ocpi.end_date_time) : new Date(Math.max(now.getTime(), start.getTime()));
   const costs = priceSessionExact({
@@ -67,6 +87,7 @@ export function estimateCost(session: Pick<SessionRow, 'tariff' | 'time_zone' | 
     periods: ocpi.charging_periods ?? [],
   });
   let gross = new Big(costs.total_cost.incl_vat);
-  if (session.starting_fee) gross = gross.plus(new Big(session.starting_fee.price).times(new Big(session.starting_fee.vat).div(100).plus(1)));
-  return toMinorUnits(gross, session.currency);
+  if (session.starting_fee) gross = gross.plus(withVat(session.starting_fee.price, session.starting_fee.vat));
+  // Rounded, not refused: the starting fee with VAT can be finer than a cent; the estimate is shown, never charged.
+  return roundToMinorUnits(gross, session.currency);
 }

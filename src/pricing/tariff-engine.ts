@@ -1,8 +1,8 @@
 // The project's OCPI 2.2.1 tariff engine: what a charging session costs under
 // a Tariff (mod_tariffs.asciidoc, mod_cdrs.asciidoc "step_size"), computed
 // from the session's charging periods. The eMSP uses it to price CDRs and to
-// estimate live sessions (money as exact decimal strings: priceSessionExact,
-// toMinorUnits); the sandbox CPO uses it to price its CDRs (OCPI JSON
+// estimate live sessions (money as exact decimal strings: priceSessionExact);
+// the sandbox CPO uses it to price its CDRs (OCPI JSON
 // numbers: priceSession). Pure, exact decimal arithmetic (big.js); numbers
 // from OCPI objects are read through their decimal string.
 //
@@ -46,9 +46,10 @@
 //   need no division before that final, exact rounding.
 
 import Big from 'big.js';
+import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../ocpi-protocol/locations-tariffs.ts';
+import type { ChargingPeriod } from '../ocpi-protocol/sessions.ts';
 import { currencyExponent } from '../platform/money.ts';
-import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from './locations-tariffs.ts';
-import type { ChargingPeriod } from './sessions.ts';
+import { localTime } from './local-time.ts';
 
 export type TariffDimension = OcpiPriceComponent['type'];
 export type ReservationKind = 'RESERVATION' | 'RESERVATION_EXPIRES';
@@ -112,55 +113,7 @@ export type UnroundedSessionCosts = Costs<UnroundedPrice, Big>;
 
 const ZERO = new Big(0);
 const HOUR_S = 3600;
-const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
-const SHORT_WEEKDAYS: Record<string, (typeof WEEKDAYS)[number]> = {
-  Mon: 'MONDAY',
-  Tue: 'TUESDAY',
-  Wed: 'WEDNESDAY',
-  Thu: 'THURSDAY',
-  Fri: 'FRIDAY',
-  Sat: 'SATURDAY',
-  Sun: 'SUNDAY',
-};
-
 const dec = (n: number | string): Big => new Big(typeof n === 'number' ? String(n) : n);
-
-// ---------------------------------------------------------------------------
-// Local time
-
-interface LocalTime {
-  date: string;
-  /** Seconds since local midnight. */
-  seconds: number;
-  weekday: (typeof WEEKDAYS)[number];
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-export function localTime(at: Date, timeZone: string): LocalTime {
-  let format = formatters.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-GB', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      weekday: 'short',
-    });
-    formatters.set(timeZone, format);
-  }
-  const parts: Record<string, string> = {};
-  for (const part of format.formatToParts(at)) parts[part.type] = part.value;
-  return {
-    date: `${parts.year}-${parts.month}-${parts.day}`,
-    seconds: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second),
-    weekday: SHORT_WEEKDAYS[parts.weekday as string] ?? 'MONDAY',
-  };
-}
 
 const clockSeconds = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 3600 + Number(hhmm.slice(3, 5)) * 60;
 
@@ -264,30 +217,6 @@ export function tariffValidAt(tariff: OcpiTariff, at: Date): boolean {
 // ---------------------------------------------------------------------------
 // Money
 
-/** The currency's minor-unit decimals (ISO 4217 exponent; one table for the whole service: platform/money.ts). */
-export function currencyDecimals(currency: string): number {
-  return currencyExponent(currency);
-}
-
-const DECIMAL = /^-?\d+(\.\d+)?$/;
-
-/** An exact decimal string in integer minor units of `currency`: toMinorUnits("12.40", "EUR") === 1240. Throws on finer amounts. */
-export function toMinorUnits(amount: string, currency: string): number {
-  if (!DECIMAL.test(amount)) throw new RangeError(`not a decimal amount: ${JSON.stringify(amount)}`);
-  const minor = new Big(amount).times(new Big(10).pow(currencyDecimals(currency)));
-  if (!minor.eq(minor.round(0, Big.roundDown))) throw new RangeError(`${amount} ${currency} is not a whole number of minor units`);
-  const n = Number(minor.toFixed(0));
-  if (!Number.isSafeInteger(n)) throw new RangeError(`${amount} ${currency} is too large`);
-  return n === 0 ? 0 : n;
-}
-
-/** Integer minor units of `currency` as an exact decimal string: fromMinorUnits(1240, "EUR") === "12.40". */
-export function fromMinorUnits(minor: number, currency: string): string {
-  if (!Number.isSafeInteger(minor)) throw new RangeError(`not a whole number of minor units: ${minor}`);
-  const decimals = currencyDecimals(currency);
-  return new Big(minor || 0).div(new Big(10).pow(decimals)).toFixed(decimals);
-}
-
 /** Exact half-up rounding of `scaled / 3600` to `decimals` (no division before the rounding). */
 function roundScaled(scaled: Big, decimals: number): Big {
   const units = scaled.times(new Big(10).pow(decimals));
@@ -355,141 +284,128 @@ interface Scaled {
   totalParkingS: Big;
 }
 
-function computeCosts(input: SessionToPrice): Scaled {
-  const { tariff, timeZone } = input;
-  const fixed = newPart();
-  const energyPart = newPart();
-  const timePart = newPart();
-  const parkingPart = newPart();
-  const reservationPart = newPart();
-  let totalEnergy = ZERO;
-  let totalParkingS = ZERO;
-  let billedEnergy = ZERO;
-  const billedSeconds = { TIME: ZERO, PARKING_TIME: ZERO };
-  let reservedS = ZERO;
-  let lastEnergy: OcpiPriceComponent | undefined;
-  let lastTime: { dimension: 'TIME' | 'PARKING_TIME'; component: OcpiPriceComponent } | undefined;
-  let lastReservation: OcpiPriceComponent | undefined;
-  let flatBilled = false;
-  let reservationFlatBilled = false;
-  const endMs = input.end.getTime();
-  const reservation = input.periods.map(isReservation);
-  const expired = input.reservationExpired ?? (input.periods.length > 0 && reservation.every(Boolean));
-  // Durations (min/max_duration) count from the session's start, or from its first period after a reservation.
-  const firstSession = input.periods.findIndex((_, i) => !reservation[i]);
-  const sessionStartMs = firstSession > 0 ? Date.parse((input.periods[firstSession] as ChargingPeriod).start_date_time) : input.start.getTime();
+type Parts = Scaled['parts'];
+type TimeDimension = 'TIME' | 'PARKING_TIME';
 
-  input.periods.forEach((period, i) => {
-    const startMs = Date.parse(period.start_date_time);
-    const next = input.periods[i + 1];
-    const periodEndMs = next ? Date.parse(next.start_date_time) : endMs;
-    const durationS = dec(Math.max(0, periodEndMs - startMs)).div(1000);
+/** What pricing the periods one by one accumulates (amounts scaled by 3600, see Part). */
+interface Tally {
+  parts: Parts;
+  totalEnergy: Big;
+  totalParkingS: Big;
+  /** Energy and seconds billed by some component: what step_size rounds up once per session. */
+  billedEnergy: Big;
+  billedSeconds: Record<TimeDimension, Big>;
+  reservedS: Big;
+  lastEnergy?: OcpiPriceComponent;
+  lastTime?: { dimension: TimeDimension; component: OcpiPriceComponent };
+  lastReservation?: OcpiPriceComponent;
+  flatBilled: boolean;
+  reservationFlatBilled: boolean;
+}
 
-    if (reservation[i]) {
-      if (!tariff) return;
-      const ctx: PricingContext = {
-        at: new Date(startMs),
-        timeZone,
-        kwh: 0,
-        durationS: (startMs - input.start.getTime()) / 1000,
-        powerKw: 0,
-        currentA: 0,
-        reservation: expired ? 'RESERVATION_EXPIRES' : 'RESERVATION',
-      };
-      const c = applicableComponent(tariff, 'TIME', ctx)?.component;
-      if (c && durationS.gt(0)) {
-        bill(reservationPart, durationS.times(dec(c.price)), c);
-        reservedS = reservedS.plus(durationS);
-        lastReservation = c;
-      }
-      if (!reservationFlatBilled) {
-        const flat = applicableComponent(tariff, 'FLAT', ctx)?.component;
-        if (flat) {
-          bill(reservationPart, dec(flat.price).times(HOUR_S), flat);
-          reservationFlatBilled = true;
-        }
-      }
-      return;
-    }
+/** Bills the applicable FLAT component into `part` unless one was billed already; whether one is billed now. */
+function billFlatOnce(part: Part, tariff: OcpiTariff, ctx: PricingContext, billed: boolean): boolean {
+  if (billed) return true;
+  const flat = applicableComponent(tariff, 'FLAT', ctx)?.component;
+  if (!flat) return false;
+  bill(part, dec(flat.price).times(HOUR_S), flat);
+  return true;
+}
 
-    const energy = volume(period, 'ENERGY') ?? ZERO;
-    const timeVolume = volume(period, 'TIME');
-    const parkingVolume = volume(period, 'PARKING_TIME');
-    let chargingS: Big;
-    let parkingS: Big;
-    if (timeVolume !== undefined && parkingVolume !== undefined) {
-      chargingS = timeVolume.times(HOUR_S);
-      parkingS = parkingVolume.times(HOUR_S);
-    } else if (parkingVolume !== undefined) {
-      chargingS = ZERO;
-      parkingS = durationS;
-    } else {
-      chargingS = durationS;
-      parkingS = ZERO;
-    }
-    // Full double precision: max_power applies while the power is below the bound, however little.
-    const powerKw = chargingS.gt(0) ? Number(energy.times(HOUR_S).div(chargingS).toString()) : 0;
-    const current = volume(period, 'CURRENT') ?? volume(period, 'MAX_CURRENT') ?? volume(period, 'MIN_CURRENT');
-    const ctx: PricingContext = {
-      at: new Date(startMs),
-      timeZone,
-      kwh: Number(totalEnergy.toString()),
-      durationS: (startMs - sessionStartMs) / 1000,
-      powerKw,
-      currentA: chargingS.gt(0) && current ? Number(current.toString()) : 0,
-    };
-    totalEnergy = totalEnergy.plus(energy);
-    totalParkingS = totalParkingS.plus(parkingS);
-    if (!tariff) return;
+/** A reservation period: its TIME component prices the reserved time, its FLAT component is billed once. */
+function billReservationPeriod(tally: Tally, tariff: OcpiTariff, ctx: PricingContext, durationS: Big): void {
+  const c = applicableComponent(tariff, 'TIME', ctx)?.component;
+  if (c && durationS.gt(0)) {
+    bill(tally.parts.reservation, durationS.times(dec(c.price)), c);
+    tally.reservedS = tally.reservedS.plus(durationS);
+    tally.lastReservation = c;
+  }
+  tally.reservationFlatBilled = billFlatOnce(tally.parts.reservation, tariff, ctx, tally.reservationFlatBilled);
+}
 
-    const energyComponent = applicableComponent(tariff, 'ENERGY', ctx)?.component;
-    if (energyComponent) {
-      bill(energyPart, energy.times(dec(energyComponent.price)).times(HOUR_S), energyComponent);
-      if (energy.gt(0)) {
-        billedEnergy = billedEnergy.plus(energy);
-        lastEnergy = energyComponent;
-      }
-    }
-    if (chargingS.gt(0)) {
-      const c = applicableComponent(tariff, 'TIME', ctx)?.component;
-      if (c) {
-        bill(timePart, chargingS.times(dec(c.price)), c);
-        billedSeconds.TIME = billedSeconds.TIME.plus(chargingS);
-        lastTime = { dimension: 'TIME', component: c };
-      }
-    }
-    if (parkingS.gt(0)) {
-      const c = applicableComponent(tariff, 'PARKING_TIME', ctx)?.component;
-      if (c) {
-        bill(parkingPart, parkingS.times(dec(c.price)), c);
-        billedSeconds.PARKING_TIME = billedSeconds.PARKING_TIME.plus(parkingS);
-        lastTime = { dimension: 'PARKING_TIME', component: c };
-      }
-    }
-    if (!flatBilled) {
-      const c = applicableComponent(tariff, 'FLAT', ctx)?.component;
-      if (c) {
-        bill(fixed, dec(c.price).times(HOUR_S), c);
-        flatBilled = true;
-      }
-    }
-  });
+/** Charging or parking seconds at the applicable component of their dimension. */
+function billTime(tally: Tally, tariff: OcpiTariff, ctx: PricingContext, dimension: TimeDimension, seconds: Big): void {
+  if (!seconds.gt(0)) return;
+  const c = applicableComponent(tariff, dimension, ctx)?.component;
+  if (!c) return;
+  bill(dimension === 'TIME' ? tally.parts.time : tally.parts.parking, seconds.times(dec(c.price)), c);
+  tally.billedSeconds[dimension] = tally.billedSeconds[dimension].plus(seconds);
+  tally.lastTime = { dimension, component: c };
+}
 
+/** A session period: energy, charging time, parking time and the session's FLAT fee. */
+function billSessionPeriod(
+  tally: Tally,
+  tariff: OcpiTariff | undefined,
+  period: ChargingPeriod,
+  at: Date,
+  sinceStartS: number,
+  durationS: Big,
+  timeZone: string,
+): void {
+  const energy = volume(period, 'ENERGY') ?? ZERO;
+  const timeVolume = volume(period, 'TIME');
+  const parkingVolume = volume(period, 'PARKING_TIME');
+  let chargingS: Big;
+  let parkingS: Big;
+  if (timeVolume !== undefined && parkingVolume !== undefined) {
+    chargingS = timeVolume.times(HOUR_S);
+    parkingS = parkingVolume.times(HOUR_S);
+  } else if (parkingVolume !== undefined) {
+    chargingS = ZERO;
+    parkingS = durationS;
+  } else {
+    chargingS = durationS;
+    parkingS = ZERO;
+  }
+  // Full double precision: max_power applies while the power is below the bound, however little.
+  const powerKw = chargingS.gt(0) ? Number(energy.times(HOUR_S).div(chargingS).toString()) : 0;
+  const current = volume(period, 'CURRENT') ?? volume(period, 'MAX_CURRENT') ?? volume(period, 'MIN_CURRENT');
+  const ctx: PricingContext = {
+    at,
+    timeZone,
+    kwh: Number(tally.totalEnergy.toString()),
+    durationS: sinceStartS,
+    powerKw,
+    currentA: chargingS.gt(0) && current ? Number(current.toString()) : 0,
+  };
+  tally.totalEnergy = tally.totalEnergy.plus(energy);
+  tally.totalParkingS = tally.totalParkingS.plus(parkingS);
+  if (!tariff) return;
+
+  const energyComponent = applicableComponent(tariff, 'ENERGY', ctx)?.component;
+  if (energyComponent) {
+    bill(tally.parts.energy, energy.times(dec(energyComponent.price)).times(HOUR_S), energyComponent);
+    if (energy.gt(0)) {
+      tally.billedEnergy = tally.billedEnergy.plus(energy);
+      tally.lastEnergy = energyComponent;
+    }
+  }
+  billTime(tally, tariff, ctx, 'TIME', chargingS);
+  billTime(tally, tariff, ctx, 'PARKING_TIME', parkingS);
+  tally.flatBilled = billFlatOnce(tally.parts.fixed, tariff, ctx, tally.flatBilled);
+}
+
+/** step_size: the billed energy, time and reserved time each rounded up once, the extra at the last component used. */
+function billStepSizes(tally: Tally): void {
+  const { parts, lastEnergy, lastTime, lastReservation } = tally;
   if (lastEnergy) {
-    const extraWh = stepRemainder(billedEnergy.times(1000), lastEnergy.step_size);
+    const extraWh = stepRemainder(tally.billedEnergy.times(1000), lastEnergy.step_size);
     // Wh x price / 1000 x 3600.
-    if (extraWh.gt(0)) bill(energyPart, extraWh.times(dec(lastEnergy.price)).times('3.6'), lastEnergy);
+    if (extraWh.gt(0)) bill(parts.energy, extraWh.times(dec(lastEnergy.price)).times('3.6'), lastEnergy);
   }
   if (lastTime) {
-    const extraS = stepRemainder(billedSeconds[lastTime.dimension], lastTime.component.step_size);
-    if (extraS.gt(0)) bill(lastTime.dimension === 'TIME' ? timePart : parkingPart, extraS.times(dec(lastTime.component.price)), lastTime.component);
+    const extraS = stepRemainder(tally.billedSeconds[lastTime.dimension], lastTime.component.step_size);
+    if (extraS.gt(0)) bill(lastTime.dimension === 'TIME' ? parts.time : parts.parking, extraS.times(dec(lastTime.component.price)), lastTime.component);
   }
   if (lastReservation) {
-    const extraS = stepRemainder(reservedS, lastReservation.step_size);
-    if (extraS.gt(0)) bill(reservationPart, extraS.times(dec(lastReservation.price)), lastReservation);
+    const extraS = stepRemainder(tally.reservedS, lastReservation.step_size);
+    if (extraS.gt(0)) bill(parts.reservation, extraS.times(dec(lastReservation.price)), lastReservation);
   }
+}
 
-  const parts = { fixed, energy: energyPart, time: timePart, parking: parkingPart, reservation: reservationPart };
+/** The parts' total, clamped by the tariff's min_price and max_price (excl. and incl. VAT separately). */
+function clampedTotal(tariff: OcpiTariff | undefined, parts: Parts): { excl: Big; incl: Big } {
   let excl = Object.values(parts).reduce((sum, p) => sum.plus(p.excl), ZERO);
   let incl = Object.values(parts).reduce((sum, p) => sum.plus(p.incl), ZERO);
   const rawExcl = excl;
@@ -509,13 +425,57 @@ function computeCosts(input: SessionToPrice): Scaled {
     if (excl.gt(maxExcl)) excl = maxExcl;
     if (incl.gt(maxIncl)) incl = maxIncl;
   }
+  return { excl, incl };
+}
+
+function computeCosts(input: SessionToPrice): Scaled {
+  const { tariff, timeZone } = input;
+  const tally: Tally = {
+    parts: { fixed: newPart(), energy: newPart(), time: newPart(), parking: newPart(), reservation: newPart() },
+    totalEnergy: ZERO,
+    totalParkingS: ZERO,
+    billedEnergy: ZERO,
+    billedSeconds: { TIME: ZERO, PARKING_TIME: ZERO },
+    reservedS: ZERO,
+    flatBilled: false,
+    reservationFlatBilled: false,
+  };
+  const endMs = input.end.getTime();
+  const reservation = input.periods.map(isReservation);
+  const expired = input.reservationExpired ?? (input.periods.length > 0 && reservation.every(Boolean));
+  // Durations (min/max_duration) count from the session's start, or from its first period after a reservation.
+  const firstSession = input.periods.findIndex((_, i) => !reservation[i]);
+  const sessionStartMs = firstSession > 0 ? Date.parse((input.periods[firstSession] as ChargingPeriod).start_date_time) : input.start.getTime();
+
+  input.periods.forEach((period, i) => {
+    const startMs = Date.parse(period.start_date_time);
+    const next = input.periods[i + 1];
+    const periodEndMs = next ? Date.parse(next.start_date_time) : endMs;
+    const durationS = dec(Math.max(0, periodEndMs - startMs)).div(1000);
+    if (!reservation[i]) {
+      billSessionPeriod(tally, tariff, period, new Date(startMs), (startMs - sessionStartMs) / 1000, durationS, timeZone);
+    } else if (tariff) {
+      const ctx: PricingContext = {
+        at: new Date(startMs),
+        timeZone,
+        kwh: 0,
+        durationS: (startMs - input.start.getTime()) / 1000,
+        powerKw: 0,
+        currentA: 0,
+        reservation: expired ? 'RESERVATION_EXPIRES' : 'RESERVATION',
+      };
+      billReservationPeriod(tally, tariff, ctx, durationS);
+    }
+  });
+  billStepSizes(tally);
+
   return {
-    decimals: currencyDecimals(input.currency),
-    total: { excl, incl },
-    parts,
-    totalEnergy,
+    decimals: currencyExponent(input.currency),
+    total: clampedTotal(tariff, tally.parts),
+    parts: tally.parts,
+    totalEnergy: tally.totalEnergy,
     totalTimeMs: Math.max(0, endMs - input.start.getTime()),
-    totalParkingS,
+    totalParkingS: tally.totalParkingS,
   };
 }
 

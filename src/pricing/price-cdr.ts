@@ -1,0 +1,218 @@
+// Pricing a CDR for the bill: the tariff engine's (or, by policy, the CPO's)
+// breakdown as rounded invoice lines that add up to the total, plus our
+// starting fee. Pure: no database, no clock.
+import Big from 'big.js';
+import type { CDR } from '../ocpi-protocol/cdrs.ts';
+import type { OcpiTariff } from '../ocpi-protocol/locations-tariffs.ts';
+import { currencyExponent, withVat } from '../platform/money.ts';
+import type { SessionPricing } from './session-prices.ts';
+import { type ExactPrice, type ExactSessionCosts, priceSessionExact, priceSessionUnrounded, type SessionToPrice } from './tariff-engine.ts';
+
+const ONE_CENT = new Big('0.01');
+
+/** Decimal helpers on exact strings. */
+const dec = (value: string | number) => new Big(typeof value === 'number' ? String(value) : value);
+
+/** One line of a bill: amounts as decimal strings with the currency's decimals. */
+export interface BillLine {
+  component: 'energy' | 'time' | 'parking' | 'flat' | 'reservation' | 'adjustment' | 'starting_fee';
+  description: string;
+  quantity: string;
+  unit: string;
+  unit_price: string | null;
+  net: string;
+  vat_rate: string;
+  vat: string;
+  gross: string;
+}
+
+export interface Priced {
+  lines: BillLine[];
+  currency: string;
+  engineTotal: string;
+  cdrTotal: string | null;
+  mismatch: boolean;
+}
+
+/**
+ * A line from an amount excl. and incl. VAT (both already rounded to the currency's minor unit: VAT is their
+ * difference). `vatRate` is the tariff's rate for the component; without one (components of several rates) it
+ * is derived from the amounts.
+ */
+function line(
+  component: BillLine['component'],
+  description: string,
+  quantity: string,
+  unit: string,
+  unitPrice: string | null,
+  net: string,
+  gross: string,
+  currency: string,
+  vatRate?: string,
+): BillLine {
+  const netBig = dec(net);
+  const vat = dec(gross).minus(netBig);
+  const rate = vatRate ?? (netBig.eq(0) ? '0' : vat.div(netBig).times(100).round(1, Big.roundHalfUp).toString());
+  return {
+    component,
+    description,
+    quantity,
+    unit,
+    unit_price: unitPrice,
+    net: dec(net).toFixed(decimals(currency)),
+    vat_rate: rate,
+    vat: vat.toFixed(decimals(currency)),
+    gross: dec(gross).toFixed(decimals(currency)),
+  };
+}
+
+const decimals = currencyExponent;
+
+/** The unit price of a dimension in the tariff (the first component of that type; informative only). */
+function unitPriceOf(tariff: OcpiTariff | undefined, type: string, perMinute: boolean): string | null {
+  for (const element of tariff?.elements ?? []) {
+    const component = element.price_components.find((c) => c.type === type);
+    if (component) {
+      const gross = withVat(component.price, component.vat ?? 0);
+      return (perMinute ? gross.div(60) : gross).round(4, Big.roundHalfUp).toString();
+    }
+  }
+  return null;
+}
+
+/** The VAT rate of a dimension's components when they all have the same one (absent VAT: 0). */
+function vatRateOf(tariff: OcpiTariff | undefined, type: string): string | undefined {
+  const rates = new Set<string>();
+  for (const element of tariff?.elements ?? []) {
+    for (const component of element.price_components) if (component.type === type) rates.add(dec(component.vat ?? 0).toString());
+  }
+  return rates.size === 1 ? [...rates][0] : undefined;
+}
+
+type CdrPart = { excl_vat: number; incl_vat?: number } | undefined;
+
+/** How a CDR is priced: by our engine's breakdown, or (policy 'cdr', when the CDR has a total) by the CDR's own. */
+interface Source {
+  tariff: OcpiTariff | undefined;
+  input: SessionToPrice;
+  engine: ExactSessionCosts;
+  useCdr: boolean;
+  currency: string;
+}
+
+/** A component's amount from the chosen source, with the currency's decimals (undefined: not billed). */
+function partOf(source: Source, exact: ExactPrice | undefined, ocpi: CdrPart): ExactPrice | undefined {
+  if (!source.useCdr) return exact;
+  if (!ocpi) return undefined;
+  const places = decimals(source.currency);
+  return { excl_vat: dec(ocpi.excl_vat).toFixed(places), incl_vat: dec(ocpi.incl_vat ?? ocpi.excl_vat).toFixed(places) };
+}
+
+/** Minutes of an hours figure, to one decimal. */
+const minutesOf = (hours: Big) => hours.times(60).round(1, Big.roundHalfUp).toString();
+
+/** The lines of the session's own components (energy, charging time, parking, session fee, reservation). */
+function componentLines(source: Source, cdr: CDR): BillLine[] {
+  const { tariff, engine, currency } = source;
+  const lines: BillLine[] = [];
+  const energy = partOf(source, engine.total_energy_cost, cdr.total_energy_cost);
+  const kwh = dec(cdr.total_energy).toFixed(3);
+  if (energy)
+    lines.push(
+      line('energy', 'Energy', kwh, 'kWh', unitPriceOf(tariff, 'ENERGY', false), energy.excl_vat, energy.incl_vat, currency, vatRateOf(tariff, 'ENERGY')),
+    );
+  const time = partOf(source, engine.total_time_cost, cdr.total_time_cost);
+  const chargingMinutes = minutesOf(dec(cdr.total_time).minus(dec(cdr.total_parking_time ?? 0)));
+  if (time) {
+    const unitPrice = unitPriceOf(tariff, 'TIME', true);
+    lines.push(line('time', 'Charging time', chargingMinutes, 'min', unitPrice, time.excl_vat, time.incl_vat, currency, vatRateOf(tariff, 'TIME')));
+  }
+  const parking = partOf(source, engine.total_parking_cost, cdr.total_parking_cost);
+  const parkingMinutes = minutesOf(dec(cdr.total_parking_time ?? 0));
+  if (parking) {
+    const unitPrice = unitPriceOf(tariff, 'PARKING_TIME', true);
+    const rate = vatRateOf(tariff, 'PARKING_TIME');
+    lines.push(line('parking', 'Parking time (blocking fee)', parkingMinutes, 'min', unitPrice, parking.excl_vat, parking.incl_vat, currency, rate));
+  }
+  const flat = partOf(source, engine.total_fixed_cost, cdr.total_fixed_cost);
+  if (flat) lines.push(line('flat', 'Session fee', '1', 'session', null, flat.excl_vat, flat.incl_vat, currency, vatRateOf(tariff, 'FLAT')));
+  const reservation = partOf(source, engine.total_reservation_cost, cdr.total_reservation_cost);
+  if (reservation) {
+    const rate = vatRateOf(tariff, 'RESERVATION') ?? vatRateOf(tariff, 'TIME');
+    lines.push(line('reservation', 'Reservation', '1', 'reservation', null, reservation.excl_vat, reservation.incl_vat, currency, rate));
+  }
+  return lines;
+}
+
+/**
+ * Makes the lines add up to the source's total. A minimum or maximum price: the difference between the total and
+ * the parts, as a line of its own. Only when a bound applied (the unrounded total differs from the unrounded parts,
+ * or the CDR's total from its parts by more than their rounding): a rounding cent between separately rounded parts
+ * and total is not a line, the invoice's total is the sum of its lines.
+ */
+function reconcileTotal(source: Source, cdr: CDR, lines: BillLine[]): void {
+  const { engine, useCdr, currency, tariff } = source;
+  const total = useCdr
+    ? { excl_vat: dec((cdr.total_cost as { excl_vat: number }).excl_vat), incl_vat: dec(cdr.total_cost?.incl_vat ?? cdr.total_cost?.excl_vat ?? 0) }
+    : { excl_vat: dec(engine.total_cost.excl_vat), incl_vat: dec(engine.total_cost.incl_vat) };
+  const sumNet = lines.reduce((sum, l) => sum.plus(l.net), new Big(0));
+  const sumGross = lines.reduce((sum, l) => sum.plus(l.gross), new Big(0));
+  const raw = priceSessionUnrounded(source.input);
+  const rawParts = [raw.total_fixed_cost, raw.total_energy_cost, raw.total_time_cost, raw.total_parking_cost, raw.total_reservation_cost].filter(
+    (p) => p !== undefined,
+  );
+  const rawNet = rawParts.reduce((sum, p) => sum.plus(p.excl_vat), new Big(0));
+  const boundApplied = useCdr ? total.excl_vat.minus(sumNet).abs().gt(ONE_CENT.times(lines.length)) : !raw.total_cost.excl_vat.eq(rawNet);
+  if (!boundApplied && lines.length > 0 && (!total.excl_vat.eq(sumNet) || !total.incl_vat.eq(sumGross))) {
+    // Rounding: the total (rounded once) and the separately rounded parts differ by a cent or so. The largest line
+    // absorbs it, so the invoice's total is the engine's (or the CDR's) total.
+    const largest = lines.reduce((a, b) => (dec(b.gross).gt(a.gross) ? b : a));
+    const places = decimals(currency);
+    const net = dec(largest.net).plus(total.excl_vat.minus(sumNet));
+    const gross = dec(largest.gross).plus(total.incl_vat.minus(sumGross));
+    largest.net = net.toFixed(places);
+    largest.gross = gross.toFixed(places);
+    largest.vat = gross.minus(net).toFixed(places);
+  }
+  if (boundApplied && (!total.excl_vat.eq(sumNet) || !total.incl_vat.eq(sumGross))) {
+    const rates = new Set(lines.map((l) => l.vat_rate));
+    const shared = rates.size === 1 ? [...rates][0] : undefined;
+    const net = total.excl_vat.minus(sumNet).toString();
+    const gross = total.incl_vat.minus(sumGross).toString();
+    const rate = shared ?? vatRateOf(tariff, 'ENERGY') ?? '0';
+    lines.push(line('adjustment', 'Tariff minimum/maximum price adjustment', '1', 'session', null, net, gross, currency, rate));
+  }
+}
+
+/** Our starting fee as a line: net and gross each rounded half up to the currency's minor unit. */
+function startingFeeLine(fee: { price: string; vat: string }, currency: string): BillLine {
+  const net = dec(fee.price).round(decimals(currency), Big.roundHalfUp);
+  const gross = withVat(net, fee.vat).round(decimals(currency), Big.roundHalfUp);
+  return line('starting_fee', 'Starting fee', '1', 'session', null, net.toString(), gross.toString(), currency, dec(fee.vat).toString());
+}
+
+/**
+ * Prices a CDR: the engine's breakdown (or the CDR's, by policy) as rounded lines, plus the starting fee.
+ * Pure: exported for tests.
+ */
+export function priceCdr(session: Pick<SessionPricing, 'tariff' | 'time_zone' | 'starting_fee'>, cdr: CDR, policy: 'engine' | 'cdr'): Priced {
+  const currency = cdr.currency.toUpperCase();
+  const tariffIds = new Set((cdr.charging_periods ?? []).map((p) => p.tariff_id).filter(Boolean));
+  const tariff = cdr.tariffs?.find((t) => tariffIds.has(t.id)) ?? cdr.tariffs?.[0] ?? session.tariff;
+  const input: SessionToPrice = {
+    tariff,
+    currency,
+    timeZone: session.time_zone,
+    start: new Date(cdr.start_date_time),
+    end: new Date(cdr.end_date_time),
+    periods: cdr.charging_periods ?? [],
+  };
+  const engine = priceSessionExact(input);
+  const cdrTotal = cdr.total_cost ? dec(cdr.total_cost.incl_vat ?? cdr.total_cost.excl_vat).toFixed(decimals(currency)) : null;
+  const mismatch = cdrTotal !== null && dec(cdrTotal).minus(engine.total_cost.incl_vat).abs().gt(ONE_CENT);
+  const source: Source = { tariff, input, engine, useCdr: policy === 'cdr' && cdr.total_cost !== undefined, currency };
+  const lines = componentLines(source, cdr);
+  reconcileTotal(source, cdr, lines);
+  if (session.starting_fee && lines.length > 0) lines.push(startingFeeLine(session.starting_fee, currency));
+  return { lines, currency, engineTotal: engine.total_cost.incl_vat, cdrTotal, mismatch };
+}
