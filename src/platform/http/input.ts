@@ -57,6 +57,18 @@ function fieldName(instancePath: string, context: string): string {
   return path.length > 0 ? path.join('.') : context === 'querystring' ? 'query' : context;
 }
 
+/** True when a parsed value holds a bad string or key anywhere: the per-request check, building no paths. */
+function containsBadText(value: unknown): boolean {
+  if (typeof value === 'string') return isBadText(value);
+  if (Array.isArray(value)) return value.some(containsBadText);
+  if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value)) {
+    for (const key in value) {
+      if (isBadText(key) || containsBadText((value as Record<string, unknown>)[key])) return true;
+    }
+  }
+  return false;
+}
+
 /** Walks a parsed value (JSON body, query, params) and lists each bad string or key, by its JSON pointer. */
 export function findBadText(value: unknown, path = '', found: BadField[] = []): BadField[] {
   if (found.length >= MAX_REPORTED) return found;
@@ -93,12 +105,15 @@ function findBadTextInBuffer(body: Buffer): BadField[] {
 }
 
 function check(request: FastifyRequest): void {
-  const params = findBadText(request.params);
-  if (params.length > 0) throw new BadTextError('params', params);
-  const query = findBadText(request.query);
-  if (query.length > 0) throw new BadTextError('querystring', query);
-  const body = Buffer.isBuffer(request.body) ? findBadTextInBuffer(request.body) : findBadText(request.body);
-  if (body.length > 0) throw new BadTextError('body', body);
+  // Almost every request is clean: a walk that builds no field paths decides; the paths are built for a refusal only.
+  if (containsBadText(request.params)) throw new BadTextError('params', findBadText(request.params));
+  if (containsBadText(request.query)) throw new BadTextError('querystring', findBadText(request.query));
+  if (Buffer.isBuffer(request.body)) {
+    const body = findBadTextInBuffer(request.body);
+    if (body.length > 0) throw new BadTextError('body', body);
+  } else if (containsBadText(request.body)) {
+    throw new BadTextError('body', findBadText(request.body));
+  }
 }
 
 /**

@@ -32,11 +32,14 @@ export function requestLogLevel(request: FastifyRequest, options: RequestLogOpti
 const millis = (reply: FastifyReply) => Math.round(reply.elapsedTime * 10) / 10;
 
 export function logRequests(app: FastifyInstance, options: RequestLogOptions): void {
-  app.addHook('onResponse', async (request, reply) => {
-    // A level that is off is pino's no-op: nothing is written.
-    request.log[requestLogLevel(request, options)](
-      { method: request.method, url: loggedUrl(request.url), status: reply.statusCode, ms: millis(reply) },
-      'request',
-    );
+  // A callback hook, not an async one: it runs on every request and needs no promise.
+  app.addHook('onResponse', (request, reply, done) => {
+    const level = requestLogLevel(request, options);
+    // At a level that is off nothing is built (the URL's redaction included); pino says which are on, Fastify's
+    // silent logger (no such method) takes every call as a no-op.
+    if ((request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.(level) ?? true) {
+      request.log[level]({ method: request.method, url: loggedUrl(request.url), status: reply.statusCode, ms: millis(reply) }, 'request');
+    }
+    done();
   });
 }

@@ -55,10 +55,11 @@ function originOf(url: string): string {
 
 /** The headers every answer carries whatever its kind. */
 export function addCommonSecurityHeaders(reply: FastifyReply): void {
-  void reply.header('X-Content-Type-Options', 'nosniff');
-  void reply.header('X-Frame-Options', 'DENY');
+  // Lower-case names: Fastify stores them as given (these run on every answer).
+  void reply.header('x-content-type-options', 'nosniff');
+  void reply.header('x-frame-options', 'DENY');
   // The signed invoice link carries its signature in the query: it must not leave in a Referer.
-  void reply.header('Referrer-Policy', 'no-referrer');
+  void reply.header('referrer-policy', 'no-referrer');
 }
 
 /** For answers sent before routing (a malformed URL), which no onSend hook sees: always JSON problems. */
@@ -69,9 +70,10 @@ export function addJsonSecurityHeaders(reply: FastifyReply): void {
 
 export function addSecurityHeaders(app: FastifyInstance, options: { publicBaseUrl: string; docsPrefix: string }): void {
   const publicOrigin = originOf(options.publicBaseUrl);
-  app.addHook('onSend', async (request, reply, payload) => {
+  // A callback hook, not an async one: it runs on every answer and needs no promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
     addCommonSecurityHeaders(reply);
-    if (reply.hasHeader('content-security-policy')) return payload;
+    if (reply.hasHeader('content-security-policy')) return done(null, payload);
     const type = String(reply.getHeader('content-type') ?? '');
     let csp = JSON_CSP;
     if (type.startsWith('text/html')) {
@@ -80,7 +82,7 @@ export function addSecurityHeaders(app: FastifyInstance, options: { publicBaseUr
     } else if (type.startsWith('application/pdf')) {
       csp = PDF_CSP;
     }
-    void reply.header('Content-Security-Policy', csp);
-    return payload;
+    void reply.header('content-security-policy', csp);
+    done(null, payload);
   });
 }
