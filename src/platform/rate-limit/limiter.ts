@@ -161,10 +161,7 @@ export function createRateLimiter(deps: RateLimiterDeps) {
     }
   }
 
-  /** decide(), always as a promise. */
-  const admit = async (subject: string, limit: number): Promise<RateDecision> => decide(subject, limit);
-
-  return { admit, decide };
+  return { decide };
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
