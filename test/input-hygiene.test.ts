@@ -3,11 +3,10 @@
 // validation_error naming the field (never a 500 from PostgreSQL), and the
 // OCPI and sandbox scopes answer the same refusal in their own forms.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import * as repo from '../src/modules/ocpi/repository.ts';
 import { assertProblem, setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
+import { ocpiAuthorization, registerPeer } from './ocpi-support.ts';
 import { ocpiLocation } from './stations-fixtures.ts';
 
 const MESSAGE = 'must not contain NUL characters or unpaired surrogates';
@@ -25,25 +24,7 @@ after(() => ctx.close());
 
 /** A registered OCPI peer (party DE/ABC): its credentials token header. */
 async function ocpiPeer(): Promise<Record<string, string>> {
-  const invite = await ctx.ocpi.connections.invite({ name: 'cpo-nul' });
-  const connection = await ctx.ocpi.connections.findByName(invite.name);
-  assert.ok(connection);
-  const incoming = randomBytes(16).toString('hex');
-  await repo.storeCredentials(
-    ctx.db,
-    connection.id,
-    {
-      incoming_token: incoming,
-      outgoing_token: 'unused',
-      versions_url: 'http://127.0.0.1:9/versions',
-      version: '2.2.1',
-      endpoints: [],
-      roles: [{ role: 'CPO', country_code: 'DE', party_id: 'ABC', business_details: { name: 'cpo-nul operator' } }],
-    },
-    ctx.clock.now(),
-  );
-  ctx.ocpi.connections.forgetCachedTokens();
-  return { authorization: `Token ${Buffer.from(incoming).toString('base64')}` };
+  return ocpiAuthorization(await registerPeer(ctx.ocpi, ctx, { name: 'cpo-nul' }));
 }
 
 /** A string PostgreSQL cannot take: a NUL, or (where the value travels as JSON) a lone surrogate, somewhere in it. */

@@ -3,12 +3,10 @@
 // sandbox's webhooks and the built-in CPO network's own OCPI calls at debug),
 // and credentials in query strings never logged.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyRequest } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../src/app.ts';
-import * as repo from '../src/modules/ocpi/repository.ts';
 import { createOcpi, type Ocpi } from '../src/modules/ocpi/service.ts';
 import { ConfigError } from '../src/platform/config.ts';
 import { requestLogLevel } from '../src/platform/http/request-log.ts';
@@ -16,6 +14,7 @@ import { loggedUrl, loggerOptions } from '../src/platform/http/server.ts';
 import { createLogger, formatRecord, logFormatFor } from '../src/platform/logging.ts';
 import { sandboxBrowserRoutes } from '../src/sandbox/stripe/browser.ts';
 import { setupTestApp, type TestContext, testConfig } from './helpers.ts';
+import { ocpiAuthorization, registerPeer } from './ocpi-support.ts';
 
 describe('the human-readable formatter', () => {
   it('writes one line: time, level, message, key=value fields', () => {
@@ -96,25 +95,8 @@ describe('request lines', () => {
 
   /** A registered OCPI peer whose versions are at `versionsUrl`: its Authorization header. */
   async function peer(name: string, versionsUrl: string): Promise<Record<string, string>> {
-    const invite = await ocpi.connections.invite({ name });
-    const connection = await ocpi.connections.findByName(invite.name);
-    assert.ok(connection);
-    const incoming = randomBytes(16).toString('hex');
-    await repo.storeCredentials(
-      ctx.db,
-      connection.id,
-      {
-        incoming_token: incoming,
-        outgoing_token: 'unused',
-        versions_url: versionsUrl,
-        version: '2.2.1',
-        endpoints: [],
-        roles: [{ role: 'CPO', country_code: 'DE', party_id: name.slice(0, 3).toUpperCase(), business_details: { name } }],
-      },
-      ctx.clock.now(),
-    );
-    ocpi.connections.forgetCachedTokens();
-    return { authorization: `Token ${Buffer.from(incoming).toString('base64')}` };
+    const parties = [{ country_code: 'DE', party_id: name.slice(0, 3).toUpperCase() }];
+    return ocpiAuthorization(await registerPeer(ocpi, ctx, { name, versionsUrl, parties }));
   }
 
   before(async () => {

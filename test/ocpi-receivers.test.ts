@@ -3,7 +3,6 @@
 // semantics, Tariffs, Sessions (charging periods appended), immutable CDRs,
 // command results, and our Tokens sender interface.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +14,7 @@ import { ocpiPages } from '../src/ocpi-protocol/client.ts';
 import { parseAuthorizationInfo, parseToken } from '../src/ocpi-protocol/validate.ts';
 import type { Database } from '../src/platform/db.ts';
 import { setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
+import { registerPeer } from './ocpi-support.ts';
 import { ocpiLocation, ocpiTariff } from './stations-fixtures.ts';
 
 let ctx: TestContext;
@@ -29,25 +29,7 @@ async function connectedPeer(
   parties: { country_code: string; party_id: string }[],
   options: { rawTokens?: boolean; endpoints?: repo.Endpoint[] } = {},
 ): Promise<string> {
-  const invite = await ctx.ocpi.connections.invite({ name, ...(options.rawTokens ? { rawTokens: true } : {}) });
-  const connection = await ctx.ocpi.connections.findByName(invite.name);
-  assert.ok(connection);
-  const incoming = randomBytes(16).toString('hex');
-  await repo.storeCredentials(
-    ctx.db,
-    connection.id,
-    {
-      incoming_token: incoming,
-      outgoing_token: 'unused',
-      versions_url: 'http://127.0.0.1:9/versions',
-      version: '2.2.1',
-      endpoints: options.endpoints ?? [],
-      roles: parties.map((p) => ({ role: 'CPO', ...p, business_details: { name: `${name} operator` } })),
-    },
-    ctx.clock.now(),
-  );
-  ctx.ocpi.connections.forgetCachedTokens();
-  return incoming;
+  return registerPeer(ctx.ocpi, ctx, { name, parties, ...options });
 }
 
 async function ocpi(method: string, path: string, body?: unknown, as: string = token, headers: Record<string, string> = {}): Promise<TestResponse> {

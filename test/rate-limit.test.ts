@@ -6,7 +6,6 @@
 // limit answered in OCPI's envelope.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,12 +13,12 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { buildApp } from '../src/app.ts';
 import { createClientsService } from '../src/modules/clients/service.ts';
-import * as ocpiRepo from '../src/modules/ocpi/repository.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createDatabase } from '../src/platform/db.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
 import { WINDOW_MS } from '../src/platform/rate-limit/limiter.ts';
 import { assertProblem, setupTestApp, type TestContext, testConfig } from './helpers.ts';
+import { registerPeer } from './ocpi-support.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
@@ -212,26 +211,10 @@ describe('rate limits of the client API', () => {
 });
 
 describe('rate limits of OCPI peers', () => {
+  /** A registered peer: its token as it travels (Base64). */
   async function connectedPeer(name: string): Promise<string> {
-    const invite = await ctx.ocpi.connections.invite({ name });
-    const connection = await ctx.ocpi.connections.findByName(invite.name);
-    assert.ok(connection);
-    const incoming = randomBytes(16).toString('hex');
-    await ocpiRepo.storeCredentials(
-      ctx.db,
-      connection.id,
-      {
-        incoming_token: incoming,
-        outgoing_token: 'unused',
-        versions_url: 'http://127.0.0.1:9/versions',
-        version: '2.2.1',
-        endpoints: [],
-        roles: [{ role: 'CPO', country_code: 'DE', party_id: name.slice(0, 3).toUpperCase(), business_details: { name } }],
-      },
-      ctx.clock.now(),
-    );
-    ctx.ocpi.connections.forgetCachedTokens();
-    return Buffer.from(incoming, 'utf8').toString('base64');
+    const token = await registerPeer(ctx.ocpi, ctx, { name, parties: [{ country_code: 'DE', party_id: name.slice(0, 3).toUpperCase() }] });
+    return Buffer.from(token, 'utf8').toString('base64');
   }
 
   it('limits each connection on its own, answering 429 with OCPI status 2000 and Retry-After', async () => {
