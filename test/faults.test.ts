@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,10 +61,31 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-function spawnService(env: Record<string, string>): Omit<Service, 'base' | 'token'> {
+/**
+ * Runs the service in a mount namespace of its own where /etc/hosts is
+ * `hostsFile`, so a test can move a host name to another address the way DNS
+ * does in a failover (the resolver reads the file on every lookup).
+ */
+function withOwnHostsFile(hostsFile: string): { command: string; args: string[] } {
+  return {
+    command: 'unshare',
+    args: ['-m', '--', 'sh', '-c', 'mount --bind "$1" /etc/hosts && exec "$2" "$3"', 'sh', hostsFile, process.execPath, path.join(root, 'src/main.ts')],
+  };
+}
+
+/** Whether this machine lets a process see its own /etc/hosts (root, or user namespaces allowed). */
+async function canUseOwnHostsFile(): Promise<boolean> {
+  return run('unshare', ['-m', '--', 'mount', '--bind', '/etc/hosts', '/etc/hosts']).then(
+    () => true,
+    () => false,
+  );
+}
+
+function spawnService(env: Record<string, string>, hostsFile?: string): Omit<Service, 'base' | 'token'> {
   // Not as a test file: the test runner's context variable would change how the child treats unhandled rejections.
   const { NODE_TEST_CONTEXT: _, ...inherited } = process.env;
-  const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
+  const { command, args } = hostsFile ? withOwnHostsFile(hostsFile) : { command: process.execPath, args: [path.join(root, 'src/main.ts')] };
+  const child = spawn(command, args, {
     cwd: root,
     env: {
       ...inherited,
@@ -90,10 +111,10 @@ function spawnService(env: Record<string, string>): Omit<Service, 'base' | 'toke
 }
 
 /** Starts the service and waits for /readyz 200; it serves plain HTTP to loopback (development mode). */
-async function startService(env: Record<string, string>): Promise<Service> {
+async function startService(env: Record<string, string>, hostsFile?: string): Promise<Service> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const started = spawnService({ PORT: String(port), PUBLIC_BASE_URL: base, ...env });
+  const started = spawnService({ PORT: String(port), PUBLIC_BASE_URL: base, ...env }, hostsFile);
   let gone = false;
   void started.exited.then(() => {
     gone = true;
@@ -485,5 +506,91 @@ describe('readiness of a starting process', () => {
     for (const answer of seen.slice(firstReady)) assert.equal(answer.around, 200, 'once ready, stations are served');
     const waiting = seen.filter((a) => a.readyz === 503).length;
     process.stdout.write(`# polls: ${seen.length}, /readyz 503 while loading: ${waiting}, stations 503: ${seen.filter((a) => a.around === 503).length}\n`);
+  });
+});
+
+describe('a failover: DATABASE_URL names a host that moves to a new server', () => {
+  // The primary listens on 127.0.0.2, the promoted copy on 127.0.0.3, both on
+  // the same port; the service knows only the name `db.failover.test`.
+  const HOST = 'db.failover.test';
+  let dataDir: string;
+  let primaryDir: string;
+  let replicaDir: string;
+  let hostsFile: string;
+  let port: number;
+  let password: string;
+  let service: Service | undefined;
+  let skip: string | false = false;
+
+  const startAt = (pgDir: string, address: string) =>
+    pgCtl(['start', '-D', pgDir, '-w', '-l', path.join(pgDir, 'server.log'), '-o', `-p ${port} -c listen_addresses=${address} -c unix_socket_directories=''`]);
+  const adminUrl = (address: string) => `postgres://postgres:${encodeURIComponent(password)}@${address}:${port}/postgres`;
+
+  before(async () => {
+    if (!(await canUseOwnHostsFile())) {
+      skip = 'this machine does not let a process have its own /etc/hosts (needs root or user namespaces)';
+      return;
+    }
+    dataDir = await tempDir();
+    const dbDir = await tempDir();
+    const postgres = await startEmbeddedPostgres({ dataDir: dbDir, role: 'cli', log: () => {} });
+    const url = new URL(postgres.url);
+    port = Number(url.port);
+    password = decodeURIComponent(url.password);
+    primaryDir = path.join(dbDir, 'postgres');
+    replicaDir = path.join(dbDir, 'promoted');
+    await pgCtl(['stop', '-D', primaryDir, '-m', 'fast', '-w']);
+    await startAt(primaryDir, '127.0.0.2');
+    hostsFile = path.join(dbDir, 'hosts');
+    await writeFile(hostsFile, `127.0.0.1 localhost\n127.0.0.2 ${HOST}\n`);
+    url.hostname = HOST;
+    service = await startService({ DATA_DIR: dataDir, DATABASE_URL: url.toString() }, hostsFile);
+  });
+  after(async () => {
+    await stopService(service);
+    for (const dir of [replicaDir, primaryDir]) if (dir) await pgCtl(['stop', '-D', dir, '-m', 'immediate', '-w']).catch(() => {});
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    if (primaryDir) await rm(path.dirname(primaryDir), { recursive: true, force: true });
+  });
+
+  test('the old server goes, the name moves, the new server starts: 503 meanwhile, serving within 2 s, connected to the new address, nothing lost', async (t) => {
+    if (skip) return t.skip(skip);
+    const running = service as Service;
+    const load = traffic(running);
+    await sleep(1_000);
+    // The promoted server has every committed write of the old one (a copy of its stopped data directory).
+    await pgCtl(['stop', '-D', primaryDir, '-m', 'fast', '-w']);
+    await run('cp', ['-a', primaryDir, replicaDir]);
+    await writeFile(hostsFile, `127.0.0.1 localhost\n127.0.0.3 ${HOST}\n`);
+    await sleep(2_000);
+    assert.equal(running.child.exitCode, null, `the service exited:\n${problems(running)}`);
+    assert.equal((await fetch(`${running.base}/readyz`)).status, 503);
+    await startAt(replicaDir, '127.0.0.3');
+    const back = Date.now();
+    const after = await servesAgain(running, back);
+    assert.ok(after <= 2_000, `served again ${after} ms after the new server started`);
+    await sleep(1_500);
+    await load.stop();
+    assert.equal(running.child.exitCode, null, `the service exited:\n${problems(running)}`);
+    assert.ok((load.statuses.get(503) ?? 0) > 0, 'the outage was seen as 503');
+    assertOnly503(load, running);
+    assert.ok((load.lastStatusAt.get(503) ?? 0) <= back + 2_000, '503 answers ended within 2 s of the new server starting');
+    assert.ok((load.statuses.get(201) ?? 0) > 10, 'writes went on');
+    await assertNothingLost(running, load);
+
+    const client = new pg.Client({ connectionString: adminUrl('127.0.0.3') });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ sessions: number; listens: number }>(
+        `SELECT count(*)::int AS sessions, count(*) FILTER (WHERE query = $1)::int AS listens
+           FROM pg_stat_activity WHERE datname <> 'postgres' AND backend_type = 'client backend'`,
+        [`LISTEN ${pg.escapeIdentifier(CATALOGUE_CHANNEL)}`],
+      );
+      assert.ok((rows[0]?.sessions ?? 0) >= 1, 'the service is connected to the new server');
+      assert.ok((rows[0]?.listens ?? 0) >= 1, 'the catalogue LISTEN is re-established on the new server');
+    } finally {
+      await client.end();
+    }
+    process.stdout.write(`# failover: served again ${after} ms after the new server started; ${load.statuses.get(503) ?? 0} answers 503, ${load.created.size} users acknowledged\n`);
   });
 });
