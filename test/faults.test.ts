@@ -591,6 +591,8 @@ describe('a failover: DATABASE_URL names a host that moves to a new server', () 
     } finally {
       await client.end();
     }
-    process.stdout.write(`# failover: served again ${after} ms after the new server started; ${load.statuses.get(503) ?? 0} answers 503, ${load.created.size} users acknowledged\n`);
+    process.stdout.write(
+      `# failover: served again ${after} ms after the new server started; ${load.statuses.get(503) ?? 0} answers 503, ${load.created.size} users acknowledged\n`,
+    );
   });
 });
