@@ -113,7 +113,18 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
   await app.register(scalar, {
     routePrefix: '/docs',
-    configuration: { url: `${API_PREFIX}/openapi.json`, title: 'Charging Access API', withDefaultFonts: false },
+    configuration: {
+      url: `${API_PREFIX}/openapi.json`,
+      title: 'Charging Access API',
+      withDefaultFonts: false,
+      // No favicon request (an API has none; a 404 in every browser console otherwise): an empty icon inline.
+      favicon: 'data:,',
+      // Nothing that sends our document to Scalar's hosted services (shown on localhost by default).
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      showDeveloperTools: 'never',
+      hideClientButton: true,
+    },
   });
 
   await app.register(

@@ -1,0 +1,112 @@
+// Our HTML pages in a real browser under their Content Security Policies:
+// the API reference (/docs) renders the operations of our OpenAPI document,
+// and the payment sandbox's hosted page (/sandbox/) confirms a card with a
+// 3-D Secure challenge by clicks; neither has a CSP violation or a console
+// error, and neither loads anything from elsewhere.
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { browserMissing, launchBrowser, watchPage } from './browser-support.ts';
+import { setupTestApp, type TestContext } from './helpers.ts';
+import { CARDS, eventually, listMethods, newOwner, setupIntent } from './payments-support.ts';
+
+const missing = browserMissing();
+const ARTEFACTS = path.resolve(import.meta.dirname, '..', '.tmp', 'browser');
+
+describe('our pages in a real browser', { skip: missing }, () => {
+  let ctx: TestContext;
+  let browser: Browser;
+
+  before(async () => {
+    ctx = await setupTestApp({ listen: 0, payments: { webhooks: true } });
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await ctx?.close();
+  });
+
+  it('/docs renders every tag of the OpenAPI document, with 0 CSP violations, 0 console errors, and no request leaving the origin', async () => {
+    const base = ctx.address as string;
+    const page = await browser.newPage();
+    const watch = watchPage(page);
+    const res = await page.goto(`${base}/docs/`, { waitUntil: 'networkidle' });
+    assert.equal(res?.status(), 200);
+    assert.match(String(res?.headers()['content-security-policy']), /script-src 'self' 'sha256-/);
+
+    // Rendered from the document, not just a shell: the title and an operation of each tag appear.
+    const spec = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as {
+      info: { title: string };
+      paths: Record<string, Record<string, { summary?: string; tags?: string[] }>>;
+    };
+    await page.getByText(spec.info.title).first().waitFor({ timeout: 20_000 });
+    const tags = new Map<string, string[]>();
+    for (const operations of Object.values(spec.paths)) {
+      for (const operation of Object.values(operations)) {
+        const tag = operation.tags?.[0];
+        if (tag && operation.summary) tags.set(tag, [...(tags.get(tag) ?? []), operation.summary]);
+      }
+    }
+    assert.ok(tags.size >= 5, `tags in the document: ${[...tags.keys()].join(', ')}`);
+    const sidebar = await page.locator('body').innerText();
+    for (const hosted of ['Ask AI', 'Generate MCP', 'Developer Tools']) assert.ok(!sidebar.includes(hosted), `no "${hosted}" (a hosted service elsewhere)`);
+    for (const tag of tags.keys()) assert.ok(sidebar.includes(tag), `the group "${tag}" is listed`);
+    // A group opens on a click and shows its operations, rendered by the reference's own script.
+    await page.getByRole('button', { name: 'Open Group - Charging' }).first().click();
+    for (const summary of tags.get('Charging') ?? []) await page.getByText(summary, { exact: true }).first().waitFor({ timeout: 10_000 });
+
+    await mkdir(ARTEFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTEFACTS, 'docs.png'), fullPage: false });
+    await writeFile(path.join(ARTEFACTS, 'docs-requests.txt'), `${watch.requests.join('\n')}\n`);
+
+    assert.deepEqual(watch.errorAnswers, [], 'no answer with an error status');
+    assert.deepEqual(watch.cspViolations, [], 'no CSP violation');
+    assert.deepEqual(watch.consoleErrors, [], 'no console error');
+    assert.deepEqual(watch.failedRequests, [], 'no failed request');
+    const origin = new URL(base).origin;
+    const elsewhere = watch.requests.filter((url) => !url.startsWith(origin) && !url.startsWith('data:') && !url.startsWith('blob:'));
+    assert.deepEqual(elsewhere, [], 'no request leaves the origin');
+    await page.close();
+  });
+
+  it('/sandbox/ confirms a card that asks for 3-D Secure: loaded from the link, confirmed and authenticated by clicks; the card reaches the user', async () => {
+    const base = ctx.address as string;
+    const owner = await newOwner(ctx);
+    const intent = await setupIntent(ctx, owner);
+    const page = await browser.newPage();
+    const watch = watchPage(page);
+    const res = await page.goto(`${base}/sandbox/?setup_intent=${intent.id}&client_secret=${encodeURIComponent(intent.client_secret)}`);
+    assert.equal(res?.status(), 200);
+    assert.match(String(res?.headers()['content-security-policy']), /script-src 'nonce-/);
+    const out = page.locator('#out');
+    // The page's own script read the link and showed the intent.
+    await page.locator('#out', { hasText: 'requires_payment_method' }).waitFor({ timeout: 10_000 });
+    await page.fill('#card', CARDS.authenticateOnSetup);
+    await page.click('#confirmCard');
+    await page.locator('#out', { hasText: 'requires_action' }).waitFor({ timeout: 10_000 });
+    await page.click('#authApprove');
+    await page.locator('#out', { hasText: '"succeeded"' }).waitFor({ timeout: 10_000 });
+    const answer = JSON.parse(((await out.textContent()) ?? '').split('\n').slice(1).join('\n')) as { payment_method: string };
+    await mkdir(ARTEFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTEFACTS, 'sandbox-confirmed.png'), fullPage: true });
+    // The processor's webhook told the service: the card is the user's.
+    await eventually(
+      async () => ((await listMethods(ctx, owner)).results.some((m) => m.id === answer.payment_method) ? true : undefined),
+      'the card is listed',
+    );
+
+    assert.deepEqual(watch.errorAnswers, [], 'no answer with an error status');
+    assert.deepEqual(watch.cspViolations, [], 'no CSP violation');
+    assert.deepEqual(watch.consoleErrors, [], 'no console error');
+    assert.deepEqual(watch.failedRequests, [], 'no failed request');
+    const origin = new URL(base).origin;
+    assert.deepEqual(
+      watch.requests.filter((url) => !url.startsWith(origin)),
+      [],
+      'no request leaves the origin',
+    );
+    await page.close();
+  });
+});
