@@ -1,10 +1,10 @@
 // Outbound OCPI calls: JSON over HTTP(S) with the credentials token, request
 // and correlation ids, a timeout on every call, retries with backoff where the
 // method allows it, and pagination that follows the peer's Link headers.
-import { randomUUID, X509Certificate } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { isStaleConnection, outboundAgent } from '../platform/http/outbound.ts';
 import { authorizationHeader, HEADER, nextLink, type OcpiEnvelope } from './transport.ts';
 
 export interface OcpiPeerAuth {
@@ -79,42 +79,31 @@ function send(auth: OcpiPeerAuth, call: OcpiCall, requestId: string): Promise<{ 
     ...(call.headers ?? {}),
   };
   const timeoutMs = call.timeoutMs ?? 10_000;
-  const pinned = auth.pinnedCertificatePem ? new X509Certificate(auth.pinnedCertificatePem) : undefined;
-  return new Promise((resolve, reject) => {
-    const onResponse = (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_BODY_BYTES) req.destroy(new OcpiTransportError('the answer is too large', res.statusCode, false));
-        else chunks.push(chunk);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    };
-    const options = { method: call.method, headers, timeout: timeoutMs };
-    const req =
-      url.protocol === 'https:'
-        ? httpsRequest(
-            url,
-            pinned
-              ? {
-                  ...options,
-                  ca: [...rootCertificates, pinned.toString()],
-                  checkServerIdentity: (_host: string, cert: { fingerprint256: string }) =>
-                    cert.fingerprint256 === pinned.fingerprint256 ? undefined : new Error('the peer presented another certificate'),
-                }
-              : options,
-            onResponse,
-          )
-        : httpRequest(url, options, onResponse);
-    // The socket timeout covers idle time; the overall deadline covers a peer that trickles bytes.
-    const deadline = setTimeout(() => req.destroy(new OcpiTransportError(`no answer within ${timeoutMs} ms`, undefined, true)), timeoutMs);
-    req.on('timeout', () => req.destroy(new OcpiTransportError(`no answer within ${timeoutMs} ms`, undefined, true)));
-    req.on('error', reject);
-    req.on('close', () => clearTimeout(deadline));
-    req.end(payload);
-  });
+  // A pooled, kept-alive connection; for a pinned certificate, its agent's TLS context accepts exactly that one.
+  const options = { method: call.method, headers, timeout: timeoutMs, agent: outboundAgent(url, auth.pinnedCertificatePem) };
+  const attempt = (firstTry: boolean) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
+      const onResponse = (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_BODY_BYTES) req.destroy(new OcpiTransportError('the answer is too large', res.statusCode, false));
+          else chunks.push(chunk);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      };
+      const req = url.protocol === 'https:' ? httpsRequest(url, options, onResponse) : httpRequest(url, options, onResponse);
+      // The socket timeout covers idle time; the overall deadline covers a peer that trickles bytes.
+      const deadline = setTimeout(() => req.destroy(new OcpiTransportError(`no answer within ${timeoutMs} ms`, undefined, true)), timeoutMs);
+      req.on('timeout', () => req.destroy(new OcpiTransportError(`no answer within ${timeoutMs} ms`, undefined, true)));
+      // A kept-alive connection the peer had just closed: the request never reached it, send it once more on a new one.
+      req.on('error', (error) => (firstTry && isStaleConnection(req, error) ? attempt(false).then(resolve, reject) : reject(error)));
+      req.on('close', () => clearTimeout(deadline));
+      req.end(payload);
+    });
+  return attempt(true);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());

@@ -1,10 +1,10 @@
 // Webhook delivery as Stripe does it: the event JSON POSTed to each endpoint
 // with `Stripe-Signature: t=<unix time>,v1=<HMAC-SHA256(secret, "<t>.<body>")>`,
 // any answer other than 2xx retried with growing delays for up to three days.
-import { createHmac, X509Certificate } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { isStaleConnection, outboundAgent } from '../../platform/http/outbound.ts';
 
 export function signatureHeader(payload: string, secret: string, timestamp: number): string {
   const signature = createHmac('sha256', secret).update(`${timestamp}.${payload}`).digest('hex');
@@ -45,35 +45,20 @@ export function postWebhook(endpoint: WebhookEndpoint, payload: string, signatur
     'stripe-signature': signature,
     ...(endpoint.headers ?? {}),
   };
-  const pinned = endpoint.pinnedCertificatePem ? new X509Certificate(endpoint.pinnedCertificatePem) : undefined;
-  return new Promise((resolve) => {
-    const done = (result: DeliveryResult) => resolve(result);
-    const onResponse = (res: import('node:http').IncomingMessage) => {
-      res.resume();
-      res.on('end', () => done({ status: res.statusCode ?? null, error: null }));
-      res.on('error', (error) => done({ status: res.statusCode ?? null, error: error.message }));
-    };
-    const req =
-      url.protocol === 'https:'
-        ? httpsRequest(
-            url,
-            {
-              method: 'POST',
-              headers,
-              timeout: timeoutMs,
-              ...(pinned
-                ? {
-                    ca: [...rootCertificates, pinned.toString()],
-                    checkServerIdentity: (_host: string, cert: { fingerprint256: string }) =>
-                      cert.fingerprint256 === pinned.fingerprint256 ? undefined : new Error('the endpoint presented another certificate'),
-                  }
-                : {}),
-            },
-            onResponse,
-          )
-        : httpRequest(url, { method: 'POST', headers, timeout: timeoutMs }, onResponse);
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (error) => done({ status: null, error: error.message }));
-    req.end(payload);
-  });
+  // A pooled, kept-alive connection; for a pinned certificate, its agent's TLS context accepts exactly that one.
+  const options = { method: 'POST', headers, timeout: timeoutMs, agent: outboundAgent(url, endpoint.pinnedCertificatePem) };
+  const attempt = (firstTry: boolean) =>
+    new Promise<DeliveryResult>((resolve) => {
+      const onResponse = (res: import('node:http').IncomingMessage) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? null, error: null }));
+        res.on('error', (error) => resolve({ status: res.statusCode ?? null, error: error.message }));
+      };
+      const req = url.protocol === 'https:' ? httpsRequest(url, options, onResponse) : httpRequest(url, options, onResponse);
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+      // A kept-alive connection the endpoint had just closed: the delivery never reached it, send it once more on a new one.
+      req.on('error', (error) => (firstTry && isStaleConnection(req, error) ? attempt(false).then(resolve) : resolve({ status: null, error: error.message })));
+      req.end(payload);
+    });
+  return attempt(true);
 }

@@ -1,0 +1,64 @@
+// Outbound HTTP(S) for every port that calls out (OCPI peers, webhook
+// receivers): connections are kept alive and reused, and each trust setting
+// has one TLS context built once. Passing `ca: [...rootCertificates, pinned]`
+// on every request made Node build a new secure context (all ~140 root
+// certificates parsed, ~10 ms of CPU) and a new connection for each call.
+import { X509Certificate } from 'node:crypto';
+import { type ClientRequest, Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { createSecureContext, type PeerCertificate, rootCertificates } from 'node:tls';
+
+/** Pool settings for every outbound agent. */
+const POOL = {
+  keepAlive: true,
+  // Idle sockets are closed after this (a server's own Keep-Alive hint, when shorter, wins).
+  timeout: 60_000,
+  maxSockets: 64,
+  maxFreeSockets: 32,
+  // Reuse the most recently used socket: the least likely to have been closed by the server.
+  scheduling: 'lifo' as const,
+};
+
+const plainAgent = new HttpAgent(POOL);
+const publicTlsAgent = new HttpsAgent(POOL);
+/** One agent per pinned certificate (by fingerprint); a handful at most (our own loopback service, the sandbox network). */
+const pinnedAgents = new Map<string, HttpsAgent>();
+
+function pinnedAgent(pem: string): HttpsAgent {
+  const pinned = new X509Certificate(pem);
+  const existing = pinnedAgents.get(pinned.fingerprint256);
+  if (existing) return existing;
+  const agent = new HttpsAgent({
+    ...POOL,
+    // The public roots and the pinned certificate, parsed once for every connection of this agent.
+    secureContext: createSecureContext({ ca: [...rootCertificates, pinned.toString()] }),
+    // Exactly this certificate, whatever the host name (a self-signed localhost certificate reached on 127.0.0.1).
+    checkServerIdentity: (_host: string, cert: PeerCertificate) =>
+      cert.fingerprint256 === pinned.fingerprint256 ? undefined : new Error('the peer presented another certificate'),
+  });
+  pinnedAgents.set(pinned.fingerprint256, agent);
+  return agent;
+}
+
+/** The agent for a call to `url`: pooled and kept alive; with `pinnedCertificatePem`, only that certificate is accepted. */
+export function outboundAgent(url: URL, pinnedCertificatePem?: string): HttpAgent | HttpsAgent {
+  if (url.protocol !== 'https:') return plainAgent;
+  return pinnedCertificatePem ? pinnedAgent(pinnedCertificatePem) : publicTlsAgent;
+}
+
+/**
+ * A kept-alive socket that the server had closed as we reused it: the request
+ * never reached the server, so sending it again on a new connection is safe
+ * whatever its method (Node's documented pattern for `reusedSocket`).
+ */
+export function isStaleConnection(request: ClientRequest, error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code;
+  return request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE');
+}
+
+/** Closes the idle pooled connections (shutdown, tests). */
+export function closeIdleOutboundConnections(): void {
+  for (const agent of [plainAgent, publicTlsAgent, ...pinnedAgents.values()]) {
+    for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+  }
+}
