@@ -696,9 +696,297 @@ export function metersJson(tenths: number): string {
   return units === 0 ? String(tenths / 10) : `${(tenths - units) / 10}.${units}`;
 }
 
+// local_datetime of price groups: one formatting per time zone (of the snapshot) and second.
+interface LocalNow {
+  of: Snapshot;
+  second: number[];
+  text: string[];
+}
+
+/** What the catalogue's rules read besides the snapshot: one per catalogue, made by createCatalogue. */
+interface CatalogueContext {
+  clock: Clock;
+  pricing: PricingConfig;
+  /** The local_datetime texts last written (see localDateTimeNow). */
+  localNow: LocalNow | undefined;
+}
+
+/**
+ * Derives the price groups of every layout before a snapshot is swapped in, so
+ * its first queries do not (in slices, letting other work run in between).
+ * A layout whose groups cannot be derived is left for the query to report.
+ */
+async function warmLayouts(ctx: CatalogueContext, s: Snapshot): Promise<void> {
+  for (let k = 0; k < s.layouts.length; k++) {
+    try {
+      const now = ctx.clock.now();
+      groupEntry(s, k, ctx.pricing, now, now.getTime());
+    } catch {
+      // the query that shows this layout fails the same way
+    }
+    if (k % 2_000 === 1_999) await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** `run` as a function whose calls while it runs coalesce into at most one more run (the calls share its promise). */
+function coalescing(run: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let runAgain = false;
+  return async () => {
+    if (running) {
+      runAgain = true;
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          runAgain = false;
+          await run();
+        } while (runAgain);
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+}
+
+/** Whether station i passes `filter`, read from the per-station arrays (see classTable for whole classes). */
+function matcher(s: Snapshot, filter: StationFilter): (i: number) => boolean {
+  const mask = filter.connectorMask;
+  const onlyAvailable = filter.onlyAvailable;
+  const operatorOk = operatorTable(s, filter);
+  const speedOk = speedTable(filter);
+  const maxHundredths = filter.maxPrice === undefined ? undefined : filter.maxPrice * 100 + 1e-9;
+  const { connectorMasks, statusCodes, operatorOf, speedCodes, priceHundredths } = s;
+  return (i: number) =>
+    (mask === 0 || ((connectorMasks[i] as number) & mask) !== 0) &&
+    (!onlyAvailable || statusCodes[i] === 0) &&
+    (operatorOk === null || operatorOk[operatorOf[i] as number] === 1) &&
+    (speedOk === null || speedOk[speedCodes[i] as number] === 1) &&
+    (maxHundredths === undefined || (priceHundredths[i] as number) === NO_PRICE || (priceHundredths[i] as number) <= maxHundredths);
+}
+
+/** local_datetime of price groups in time zone `zone` of `s` at `now` (see LocalNow). */
+function localDateTimeNow(ctx: CatalogueContext, s: Snapshot, zone: number, now: Date): string {
+  let localNow = ctx.localNow;
+  if (localNow?.of !== s) {
+    localNow = { of: s, second: [], text: [] };
+    ctx.localNow = localNow;
+  }
+  const second = Math.floor(now.getTime() / 1000);
+  if (localNow.second[zone] !== second) {
+    localNow.text[zone] = fragment(localIsoDateTime(now, s.zones[zone] as string));
+    localNow.second[zone] = second;
+  }
+  return localNow.text[zone] as string;
+}
+
+/** Station i as JSON text at `now`, with `"distance":…` (JSON text) when given. */
+function stationJson(ctx: CatalogueContext, s: Snapshot, i: number, now: Date, distance?: string): string {
+  const first = s.evseStart[i] as number;
+  const end = s.evseStart[i + 1] as number;
+  if (end - first > liveEvses.length) liveEvses = new Uint32Array(2 * (end - first));
+  const live = liveEvses;
+  let count = 0;
+  let evses = '';
+  let updated = s.updatedMs[i] as number;
+  for (let e = first; e < end; e++) {
+    const status = s.evseStatus[e] as number;
+    const at = s.evseUpdatedMs[e] as number;
+    if (at > updated) updated = at;
+    if (status === REMOVED) continue;
+    evses += (count > 0 ? ',{"evse_id":' : '{"evse_id":') + s.evseIdJson[e] + (EVSE_STATUS_TAIL[status] as string);
+    live[count++] = e;
+  }
+  const local = localDateTimeNow(ctx, s, s.zoneOf[i] as number, now);
+  let groups = '';
+  let p = groupEntry(s, s.layoutOf[i] as number, ctx.pricing, now, now.getTime());
+  const { codes, open, close } = s.groupTable;
+  for (let g = codes[p++] as number; g > 0; g--) {
+    const item = codes[p++] as number;
+    let ids = '';
+    for (let n = codes[p++] as number, k = 0; k < n; k++) ids += (k > 0 ? ',' : '') + s.evseIdJson[live[codes[p++] as number] as number];
+    groups += `${groups === '' ? '' : ','}${open[item]}${ids}${close[item]}${local}"}`;
+  }
+  return (
+    (s.heads[i] as string) +
+    s.hoursJson[s.hoursOf[i] as number] +
+    ',' +
+    s.operatorJson[s.operatorOf[i] as number] +
+    ',"evses":[' +
+    evses +
+    '],"last_updated":"' +
+    isoDateTime(updated) +
+    (STATION_FACTS[(s.speedCodes[i] as number) * STATUS_CODES.length + (s.statusCodes[i] as number)] as string) +
+    s.amenitiesJson[s.amenitiesOf[i] as number] +
+    ',"price_groups":[' +
+    groups +
+    (distance === undefined ? ']}' : `],"distance":${distance}}`)
+  );
+}
+
+function stationFeature(s: Snapshot, i: number): string {
+  const op = s.operatorOf[i] as number;
+  const { latitude, longitude } = coordinatesJson(s, i);
+  const price = s.priceHundredths[i] as number;
+  const priced =
+    price === NO_PRICE
+      ? ''
+      : `,"price_properties":{"price":"${formatHundredths(price)}","type":"${s.priceIsTime[i] === 1 ? 'time_price' : 'charging_price'}","currency":"${s.currencies[s.currencyOf[i] as number]}"}`;
+  return (
+    `{"type":"Feature","geometry":{"type":"Point","coordinates":[${longitude},${latitude}]},` +
+    `"properties":{"count":1,"speed":"${SPEED_CODES[s.speedCodes[i] as number]}","status":"${STATUS_CODES[s.statusCodes[i] as number]}","operator_id":${JSON.stringify(s.operatorIds[op])}},` +
+    `"station_id":"${stationIdAt(s, i)}","custom_properties":{"is_partner":${s.operatorIsPartner[op] === 1}}${priced}}`
+  );
+}
+
+function computeTile(s: Snapshot, z: number, x: number, y: number, filter: StationFilter): TileJson {
+  const unfiltered = isUnfiltered(filter);
+  const items =
+    z <= SUMMARY_MAX_ZOOM
+      ? summaryTileItems(
+          s.cellSummary,
+          s.mortonCodes,
+          z,
+          x,
+          y,
+          unfiltered ? null : classTable(s, filter),
+          filter.onlyAvailable ? 1 << STATUS_CODES.indexOf('free') : (1 << STATUS_CODES.length) - 1,
+          s.classSpeed,
+          STATUS_CODES,
+          s,
+        )
+      : tileItems(s.mortonCodes, z, x, y, unfiltered ? null : matcher(s, filter), {
+          longitudes: s.longitudes,
+          latitudes: s.latitudes,
+          speedCodes: s.speedCodes,
+          statuses: STATUS_CODES,
+          statusCodes: s.statusCodes,
+        });
+  const features = items.map((item) =>
+    item.kind === 'station'
+      ? stationFeature(s, item.index)
+      : `{"type":"Feature","geometry":{"type":"Point","coordinates":["${item.longitude.toFixed(6)}","${item.latitude.toFixed(6)}"]},` +
+        `"properties":{"count":${item.count},"expansion_zoom":${item.expansionZoom},"speed":"${SPEED_CODES[item.speedCode]}","status":"${item.status}"},"cluster_id":"${item.id}"}`,
+  );
+  return { count: features.length, json: features.join(',') };
+}
+
+function stationIndex(s: Snapshot, by: { stationId: string } | { evseId: string }): number {
+  if ('stationId' in by) return findStation(s, by.stationId);
+  const evse = findEvse(s, by.evseId);
+  return evse < 0 ? -1 : stationOfEvse(s, evse);
+}
+
+/** The answer of Catalogue.around from snapshot `s`. */
+function stationsAround(ctx: CatalogueContext, s: Snapshot, query: AroundQuery, page: { offset: number; limit: number }): { count: number; results: string[] } {
+  const accept = isUnfiltered(query) ? null : matcher(s, query);
+  const radiusKm = query.distance / 1000;
+  const { longitude: lon, latitude: lat } = query;
+  // The count needs every match but no order: bounding box, then the exact distance.
+  const count = countWithin(s, lon, lat, radiusKm, accept, () => classStatusTable(s, query), FEW_MATCHES);
+  const wanted = page.offset + page.limit;
+  if (count === 0 || page.offset >= count || page.limit <= 0) return { count, results: [] };
+  // The page needs order but only the nearest `wanted` (plus any tied with the last of them):
+  // the count's own matches when they are few, else a nearest-first search.
+  if (pageIds.length < wanted) {
+    pageIds = new Uint32Array(wanted);
+    pageTenths = new Float64Array(wanted);
+  }
+  const cosLat = Math.cos(lat * RAD);
+  let kept = 0;
+  if (count <= FEW_MATCHES.length) {
+    const { ids, coords } = s.index;
+    for (let m = 0; m < count; m++) {
+      const k = FEW_MATCHES[m] as number;
+      const h = haverSinBetween(lon, lat, cosLat, coords[2 * k] as number, coords[2 * k + 1] as number, s.kdCosLatitudes[k] as number);
+      kept = offerToPage(s.rank, kept, wanted, ids[k] as number, tenthsOf(h));
+    }
+  } else {
+    // Nearest first: the wanted nearest, then the stations within 0.1 m of the wanted-th
+    // (they may tie with it once rounded, and come first in catalogue order).
+    const tieLimit = (h: number) => haverSin(Math.min(radiusKm, 2 * EARTH_RADIUS_KM * Math.asin(Math.sqrt(h)) + 0.0001) / EARTH_RADIUS_KM);
+    // The count's class-status table, when it built one, answers by k-d position (no per-station arrays read).
+    const table = countTable;
+    const kdClassStatus = s.kdClassStatus;
+    const near = accept === null || table === null ? accept : (_id: number, k: number) => table[kdClassStatus[k] as number] === 1;
+    const n = nearestWithin(s.index, s.kdCosLatitudes, lon, lat, haverSin(radiusKm / EARTH_RADIUS_KM), wanted, tieLimit, near, NEAREST);
+    for (let k = 0; k < n; k++) kept = offerToPage(s.rank, kept, wanted, NEAREST.ids[k] as number, tenthsOf(NEAREST.hs[k] as number));
+  }
+  const now = ctx.clock.now();
+  warmPage(s, page.offset, kept);
+  const results: string[] = [];
+  for (let k = page.offset; k < kept; k++) results.push(stationJson(ctx, s, pageIds[k] as number, now, metersJson(pageTenths[k] as number)));
+  return { count, results };
+}
+
+/** Where live EVSE `evseId` is at its CPO, with its current status (see Catalogue.evse). */
+function evseRef(s: Snapshot, evseId: string): EvseRef | undefined {
+  const e = findEvse(s, evseId);
+  if (e < 0) return undefined;
+  const i = stationOfEvse(s, e);
+  const party = s.parties[s.partyOf[i] as number] as { country_code: string; party_id: string };
+  return {
+    ...party,
+    location_id: locationIdAt(s, i),
+    evse_uid: evseUidAt(s, e),
+    evse_id: JSON.parse(s.evseIdJson[e] as string) as string,
+    status: EVSE_STATUSES[s.evseStatus[e] as number] as string,
+    station_id: stationIdAt(s, i),
+  };
+}
+
+/** An EVSE status change applied to snapshot `s` in place; false when it cannot be (see Catalogue.applyEvseStatus). */
+function applyEvseStatus(s: Snapshot, change: repo.EvseStatusChange): boolean {
+  const i = findStation(s, repo.stationIdOf(change.country_code, change.party_id, change.location_id));
+  if (i < 0) return false;
+  const status = EVSE_STATUSES.indexOf(change.status as (typeof EVSE_STATUSES)[number]);
+  for (let e = s.evseStart[i] as number; e < (s.evseStart[i + 1] as number); e++) {
+    if (!isEvseUid(s, e, change.uid)) continue;
+    const at = Date.parse(change.last_updated);
+    if ((s.evseUpdatedMs[e] as number) > at) return true; // already newer here
+    if (status < 0 || status === REMOVED || s.evseStatus[e] === REMOVED) return false;
+    s.evseStatus[e] = status;
+    s.evseUpdatedMs[e] = at;
+    const code = stationStatusCode(s, i);
+    if (code !== s.statusCodes[i]) {
+      s.statusCodes[i] = code;
+      s.kdClassStatus[s.kdPosition[i] as number] = (s.classOf[i] as number) * STATUS_CODES.length + code;
+      refreshSummaryEntry(s.cellSummary, s.cellSummary.entryOf[i] as number, s);
+    }
+    return true;
+  }
+  return false;
+}
+
+/** Facts of every station of `s` in catalogue (database) order (see Catalogue.inspect). */
+function inspectSnapshot(s: Snapshot): {
+  size: number;
+  longitudes: Float64Array;
+  latitudes: Float64Array;
+  stationIds: string[];
+  matches(filter: StationFilter): (i: number) => boolean;
+} {
+  const internal = new Uint32Array(s.size);
+  for (let i = 0; i < s.size; i++) internal[s.rank[i] as number] = i;
+  const pick = <T>(read: (i: number) => T) => Array.from(internal, read);
+  return {
+    size: s.size,
+    longitudes: Float64Array.from(pick((i) => s.longitudes[i] as number)),
+    latitudes: Float64Array.from(pick((i) => s.latitudes[i] as number)),
+    stationIds: pick((i) => stationIdAt(s, i)),
+    matches: (filter) => {
+      const accept = matcher(s, filter);
+      return (r: number) => accept(internal[r] as number);
+    },
+  };
+}
+
 export function createCatalogue(options: CatalogueOptions) {
   const { db, clock } = options;
   const pricing = options.pricing ?? DEFAULT_PRICING;
+  const ctx: CatalogueContext = { clock, pricing, localNow: undefined };
   const tileTtl = options.tileCacheTtlMs ?? 2_000;
   let snapshot = emptySnapshot();
   const ready = options.ready;
@@ -708,177 +996,20 @@ export function createCatalogue(options: CatalogueOptions) {
     return snapshot;
   };
   let evses: { of: Snapshot; count: number } | undefined;
-  let rebuilding: Promise<void> | undefined;
-  let rebuildAgain = false;
   const tileCache = new Map<string, { at: number; tile: TileJson }>();
   const TILE_CACHE_MAX = 20_000;
 
-  /**
-   * Derives the price groups of every layout before a snapshot is swapped in, so
-   * its first queries do not (in slices, letting other work run in between).
-   * A layout whose groups cannot be derived is left for the query to report.
-   */
-  async function warmLayouts(s: Snapshot): Promise<void> {
-    for (let k = 0; k < s.layouts.length; k++) {
-      try {
-        const now = clock.now();
-        groupEntry(s, k, pricing, now, now.getTime());
-      } catch {
-        // the query that shows this layout fails the same way
-      }
-      if (k % 2_000 === 1_999) await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-
   /** Rebuilds the snapshot and swaps it in; concurrent calls coalesce into at most one more rebuild. */
-  async function reload(): Promise<void> {
-    if (rebuilding) {
-      rebuildAgain = true;
-      return rebuilding;
-    }
-    rebuilding = (async () => {
-      try {
-        do {
-          rebuildAgain = false;
-          const started = performance.now();
-          const next = await buildSnapshot(db, pricing);
-          await warmLayouts(next);
-          snapshot = next;
-          tileCache.clear();
-          const ms = performance.now() - started;
-          options.metrics?.catalogueReloaded(ms / 1000);
-          options.log?.('station catalogue loaded', { stations: snapshot.size, ms: Math.round(ms) });
-        } while (rebuildAgain);
-      } finally {
-        rebuilding = undefined;
-      }
-    })();
-    return rebuilding;
-  }
-
-  function matcher(s: Snapshot, filter: StationFilter): (i: number) => boolean {
-    const mask = filter.connectorMask;
-    const onlyAvailable = filter.onlyAvailable;
-    const operatorOk = operatorTable(s, filter);
-    const speedOk = speedTable(filter);
-    const maxHundredths = filter.maxPrice === undefined ? undefined : filter.maxPrice * 100 + 1e-9;
-    const { connectorMasks, statusCodes, operatorOf, speedCodes, priceHundredths } = s;
-    return (i: number) =>
-      (mask === 0 || ((connectorMasks[i] as number) & mask) !== 0) &&
-      (!onlyAvailable || statusCodes[i] === 0) &&
-      (operatorOk === null || operatorOk[operatorOf[i] as number] === 1) &&
-      (speedOk === null || speedOk[speedCodes[i] as number] === 1) &&
-      (maxHundredths === undefined || (priceHundredths[i] as number) === NO_PRICE || (priceHundredths[i] as number) <= maxHundredths);
-  }
-
-  // local_datetime of price groups: one formatting per time zone (of the snapshot) and second.
-  let localNow: { of: Snapshot; second: number[]; text: string[] } | undefined;
-  function localDateTimeNow(s: Snapshot, zone: number, now: Date): string {
-    if (localNow?.of !== s) localNow = { of: s, second: [], text: [] };
-    const second = Math.floor(now.getTime() / 1000);
-    if (localNow.second[zone] !== second) {
-      localNow.text[zone] = fragment(localIsoDateTime(now, s.zones[zone] as string));
-      localNow.second[zone] = second;
-    }
-    return localNow.text[zone] as string;
-  }
-
-  /** Station i as JSON text at `now`, with `"distance":…` (JSON text) when given. */
-  function stationJson(s: Snapshot, i: number, now: Date, distance?: string): string {
-    const first = s.evseStart[i] as number;
-    const end = s.evseStart[i + 1] as number;
-    if (end - first > liveEvses.length) liveEvses = new Uint32Array(2 * (end - first));
-    const live = liveEvses;
-    let count = 0;
-    let evses = '';
-    let updated = s.updatedMs[i] as number;
-    for (let e = first; e < end; e++) {
-      const status = s.evseStatus[e] as number;
-      const at = s.evseUpdatedMs[e] as number;
-      if (at > updated) updated = at;
-      if (status === REMOVED) continue;
-      evses += (count > 0 ? ',{"evse_id":' : '{"evse_id":') + s.evseIdJson[e] + (EVSE_STATUS_TAIL[status] as string);
-      live[count++] = e;
-    }
-    const local = localDateTimeNow(s, s.zoneOf[i] as number, now);
-    let groups = '';
-    let p = groupEntry(s, s.layoutOf[i] as number, pricing, now, now.getTime());
-    const { codes, open, close } = s.groupTable;
-    for (let g = codes[p++] as number; g > 0; g--) {
-      const item = codes[p++] as number;
-      let ids = '';
-      for (let n = codes[p++] as number, k = 0; k < n; k++) ids += (k > 0 ? ',' : '') + s.evseIdJson[live[codes[p++] as number] as number];
-      groups += `${groups === '' ? '' : ','}${open[item]}${ids}${close[item]}${local}"}`;
-    }
-    return (
-      (s.heads[i] as string) +
-      s.hoursJson[s.hoursOf[i] as number] +
-      ',' +
-      s.operatorJson[s.operatorOf[i] as number] +
-      ',"evses":[' +
-      evses +
-      '],"last_updated":"' +
-      isoDateTime(updated) +
-      (STATION_FACTS[(s.speedCodes[i] as number) * STATUS_CODES.length + (s.statusCodes[i] as number)] as string) +
-      s.amenitiesJson[s.amenitiesOf[i] as number] +
-      ',"price_groups":[' +
-      groups +
-      (distance === undefined ? ']}' : `],"distance":${distance}}`)
-    );
-  }
-
-  function stationFeature(s: Snapshot, i: number): string {
-    const op = s.operatorOf[i] as number;
-    const { latitude, longitude } = coordinatesJson(s, i);
-    const price = s.priceHundredths[i] as number;
-    const priced =
-      price === NO_PRICE
-        ? ''
-        : `,"price_properties":{"price":"${formatHundredths(price)}","type":"${s.priceIsTime[i] === 1 ? 'time_price' : 'charging_price'}","currency":"${s.currencies[s.currencyOf[i] as number]}"}`;
-    return (
-      `{"type":"Feature","geometry":{"type":"Point","coordinates":[${longitude},${latitude}]},` +
-      `"properties":{"count":1,"speed":"${SPEED_CODES[s.speedCodes[i] as number]}","status":"${STATUS_CODES[s.statusCodes[i] as number]}","operator_id":${JSON.stringify(s.operatorIds[op])}},` +
-      `"station_id":"${stationIdAt(s, i)}","custom_properties":{"is_partner":${s.operatorIsPartner[op] === 1}}${priced}}`
-    );
-  }
-
-  function computeTile(s: Snapshot, z: number, x: number, y: number, filter: StationFilter): TileJson {
-    const unfiltered = isUnfiltered(filter);
-    const items =
-      z <= SUMMARY_MAX_ZOOM
-        ? summaryTileItems(
-            s.cellSummary,
-            s.mortonCodes,
-            z,
-            x,
-            y,
-            unfiltered ? null : classTable(s, filter),
-            filter.onlyAvailable ? 1 << STATUS_CODES.indexOf('free') : (1 << STATUS_CODES.length) - 1,
-            s.classSpeed,
-            STATUS_CODES,
-            s,
-          )
-        : tileItems(s.mortonCodes, z, x, y, unfiltered ? null : matcher(s, filter), {
-            longitudes: s.longitudes,
-            latitudes: s.latitudes,
-            speedCodes: s.speedCodes,
-            statuses: STATUS_CODES,
-            statusCodes: s.statusCodes,
-          });
-    const features = items.map((item) =>
-      item.kind === 'station'
-        ? stationFeature(s, item.index)
-        : `{"type":"Feature","geometry":{"type":"Point","coordinates":["${item.longitude.toFixed(6)}","${item.latitude.toFixed(6)}"]},` +
-          `"properties":{"count":${item.count},"expansion_zoom":${item.expansionZoom},"speed":"${SPEED_CODES[item.speedCode]}","status":"${item.status}"},"cluster_id":"${item.id}"}`,
-    );
-    return { count: features.length, json: features.join(',') };
-  }
-
-  function stationIndex(s: Snapshot, by: { stationId: string } | { evseId: string }): number {
-    if ('stationId' in by) return findStation(s, by.stationId);
-    const evse = findEvse(s, by.evseId);
-    return evse < 0 ? -1 : stationOfEvse(s, evse);
-  }
+  const reload = coalescing(async () => {
+    const started = performance.now();
+    const next = await buildSnapshot(db, pricing);
+    await warmLayouts(ctx, next);
+    snapshot = next;
+    tileCache.clear();
+    const ms = performance.now() - started;
+    options.metrics?.catalogueReloaded(ms / 1000);
+    options.log?.('station catalogue loaded', { stations: snapshot.size, ms: Math.round(ms) });
+  });
 
   return {
     reload,
@@ -901,45 +1032,7 @@ export function createCatalogue(options: CatalogueOptions) {
      * JSON text, each with its distance in meters.
      */
     around(query: AroundQuery, page: { offset: number; limit: number }): { count: number; results: string[] } {
-      const s = served();
-      const accept = isUnfiltered(query) ? null : matcher(s, query);
-      const radiusKm = query.distance / 1000;
-      const { longitude: lon, latitude: lat } = query;
-      // The count needs every match but no order: bounding box, then the exact distance.
-      const count = countWithin(s, lon, lat, radiusKm, accept, () => classStatusTable(s, query), FEW_MATCHES);
-      const wanted = page.offset + page.limit;
-      if (count === 0 || page.offset >= count || page.limit <= 0) return { count, results: [] };
-      // The page needs order but only the nearest `wanted` (plus any tied with the last of them):
-      // the count's own matches when they are few, else a nearest-first search.
-      if (pageIds.length < wanted) {
-        pageIds = new Uint32Array(wanted);
-        pageTenths = new Float64Array(wanted);
-      }
-      const cosLat = Math.cos(lat * RAD);
-      let kept = 0;
-      if (count <= FEW_MATCHES.length) {
-        const { ids, coords } = s.index;
-        for (let m = 0; m < count; m++) {
-          const k = FEW_MATCHES[m] as number;
-          const h = haverSinBetween(lon, lat, cosLat, coords[2 * k] as number, coords[2 * k + 1] as number, s.kdCosLatitudes[k] as number);
-          kept = offerToPage(s.rank, kept, wanted, ids[k] as number, tenthsOf(h));
-        }
-      } else {
-        // Nearest first: the wanted nearest, then the stations within 0.1 m of the wanted-th
-        // (they may tie with it once rounded, and come first in catalogue order).
-        const tieLimit = (h: number) => haverSin(Math.min(radiusKm, 2 * EARTH_RADIUS_KM * Math.asin(Math.sqrt(h)) + 0.0001) / EARTH_RADIUS_KM);
-        // The count's class-status table, when it built one, answers by k-d position (no per-station arrays read).
-        const table = countTable;
-        const kdClassStatus = s.kdClassStatus;
-        const near = accept === null || table === null ? accept : (_id: number, k: number) => table[kdClassStatus[k] as number] === 1;
-        const n = nearestWithin(s.index, s.kdCosLatitudes, lon, lat, haverSin(radiusKm / EARTH_RADIUS_KM), wanted, tieLimit, near, NEAREST);
-        for (let k = 0; k < n; k++) kept = offerToPage(s.rank, kept, wanted, NEAREST.ids[k] as number, tenthsOf(NEAREST.hs[k] as number));
-      }
-      const now = clock.now();
-      warmPage(s, page.offset, kept);
-      const results: string[] = [];
-      for (let k = page.offset; k < kept; k++) results.push(stationJson(s, pageIds[k] as number, now, metersJson(pageTenths[k] as number)));
-      return { count, results };
+      return stationsAround(ctx, served(), query, page);
     },
 
     /** Features of one map tile: single stations and clusters (cached briefly per tile and filter). */
@@ -959,7 +1052,7 @@ export function createCatalogue(options: CatalogueOptions) {
     stationJson(by: { stationId: string } | { evseId: string }): string | undefined {
       const s = served();
       const i = stationIndex(s, by);
-      return i < 0 ? undefined : stationJson(s, i, clock.now());
+      return i < 0 ? undefined : stationJson(ctx, s, i, clock.now());
     },
 
     /** One station, as the API shows it. */
@@ -970,19 +1063,7 @@ export function createCatalogue(options: CatalogueOptions) {
 
     /** Where a live EVSE is at its CPO, with its current status. */
     evse(evseId: string): EvseRef | undefined {
-      const s = served();
-      const e = findEvse(s, evseId);
-      if (e < 0) return undefined;
-      const i = stationOfEvse(s, e);
-      const party = s.parties[s.partyOf[i] as number] as { country_code: string; party_id: string };
-      return {
-        ...party,
-        location_id: locationIdAt(s, i),
-        evse_uid: evseUidAt(s, e),
-        evse_id: JSON.parse(s.evseIdJson[e] as string) as string,
-        status: EVSE_STATUSES[s.evseStatus[e] as number] as string,
-        station_id: stationIdAt(s, i),
-      };
+      return evseRef(served(), evseId);
     },
 
     /**
@@ -992,26 +1073,7 @@ export function createCatalogue(options: CatalogueOptions) {
      * changes what the station offers), so the caller rebuilds.
      */
     applyEvseStatus(change: repo.EvseStatusChange): boolean {
-      const s = snapshot;
-      const i = findStation(s, repo.stationIdOf(change.country_code, change.party_id, change.location_id));
-      if (i < 0) return false;
-      const status = EVSE_STATUSES.indexOf(change.status as (typeof EVSE_STATUSES)[number]);
-      for (let e = s.evseStart[i] as number; e < (s.evseStart[i + 1] as number); e++) {
-        if (!isEvseUid(s, e, change.uid)) continue;
-        const at = Date.parse(change.last_updated);
-        if ((s.evseUpdatedMs[e] as number) > at) return true; // already newer here
-        if (status < 0 || status === REMOVED || s.evseStatus[e] === REMOVED) return false;
-        s.evseStatus[e] = status;
-        s.evseUpdatedMs[e] = at;
-        const code = stationStatusCode(s, i);
-        if (code !== s.statusCodes[i]) {
-          s.statusCodes[i] = code;
-          s.kdClassStatus[s.kdPosition[i] as number] = (s.classOf[i] as number) * STATUS_CODES.length + code;
-          refreshSummaryEntry(s.cellSummary, s.cellSummary.entryOf[i] as number, s);
-        }
-        return true;
-      }
-      return false;
+      return applyEvseStatus(snapshot, change);
     },
 
     /** Follows a change announced on the catalogue channel: in place for a status, else a rebuild. */
@@ -1037,27 +1099,8 @@ export function createCatalogue(options: CatalogueOptions) {
     },
 
     /** Facts of every station in catalogue (database) order, for brute-force checks in tests and benchmarks. */
-    inspect(): {
-      size: number;
-      longitudes: Float64Array;
-      latitudes: Float64Array;
-      stationIds: string[];
-      matches(filter: StationFilter): (i: number) => boolean;
-    } {
-      const s = snapshot;
-      const internal = new Uint32Array(s.size);
-      for (let i = 0; i < s.size; i++) internal[s.rank[i] as number] = i;
-      const pick = <T>(read: (i: number) => T) => Array.from(internal, read);
-      return {
-        size: s.size,
-        longitudes: Float64Array.from(pick((i) => s.longitudes[i] as number)),
-        latitudes: Float64Array.from(pick((i) => s.latitudes[i] as number)),
-        stationIds: pick((i) => stationIdAt(s, i)),
-        matches: (filter) => {
-          const accept = matcher(s, filter);
-          return (r: number) => accept(internal[r] as number);
-        },
-      };
+    inspect(): ReturnType<typeof inspectSnapshot> {
+      return inspectSnapshot(snapshot);
     },
   };
 }

@@ -104,7 +104,7 @@ export interface Snapshot {
   locationIdStart: Uint32Array;
   /**
    * `{"id":…,"name":…,"address":…,"coordinates":{…},"opening_times":` as one flat string, made
-   * in Morton order during the build (see finish), so neighbours on the map are neighbours in memory.
+   * in Morton order during the build (see writeStationsAndEvses), so neighbours on the map are neighbours in memory.
    */
   heads: string[];
   longitudes: Float64Array;
@@ -330,327 +330,427 @@ export function stationStatusCode(s: Pick<Snapshot, 'evseStart' | 'evseStatus'>,
   return STATUS_CODES.indexOf(statusOf(statuses));
 }
 
-/** Collects a catalogue batch by batch in catalogue order, then numbers the stations in Morton order. */
-function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, partners: Map<string, repo.PartnerRow>, partyNames: Map<string, repo.PartyRow>) {
+/** The operator of stations (one per party and name, see addBatch). */
+interface Operator {
+  name: string;
+  id: string;
+  phone: string | null;
+}
+
+/** Map price of a connector set: the cheapest of its connectors' first known tariffs; `without` when a connector has none. */
+interface SetPrice {
+  price: MapPrice | undefined;
+  without: boolean;
+}
+
+/** What a build has read of the catalogue so far, in catalogue order (addBatch adds to it, finishSnapshot numbers it in Morton order). */
+interface Collected {
+  version: number;
+  tariffs: Map<string, OcpiTariff>;
+  partners: Map<string, repo.PartnerRow>;
+  partyNames: Map<string, repo.PartyRow>;
   // The text of each batch's stations, and of their ids, one string each per batch (no string
   // kept per station or EVSE while the catalogue is read: the strings the snapshot keeps are made
-  // by finish). Head texts are one-byte (escaped JSON); id texts are the ids as the CPOs wrote them.
-  const headTexts: string[] = [];
-  const idTexts: string[] = [];
+  // by finishSnapshot). Head texts are one-byte (escaped JSON); id texts are the ids as the CPOs wrote them.
+  headTexts: string[];
+  idTexts: string[];
   // Per station, in catalogue order: its batch, where the middle of its head
   // (`id","name":…,"coordinates":{…}`) starts and ends in the batch's head text, and where its
   // location id starts and ends in the batch's id text.
-  const textOf: number[] = [];
-  const headFrom: number[] = [];
-  const headTo: number[] = [];
-  const locationIdFrom: number[] = [];
-  const locationIdTo: number[] = [];
-  const lons: number[] = [];
-  const lats: number[] = [];
-  const updated: number[] = [];
+  textOf: number[];
+  headFrom: number[];
+  headTo: number[];
+  locationIdFrom: number[];
+  locationIdTo: number[];
+  lons: number[];
+  lats: number[];
+  updated: number[];
   // Indexes into the shared tables, per station.
-  const of = { party: [] as number[], hours: [] as number[], amenities: [] as number[], zone: [] as number[], country: [] as number[] };
-  const layoutOf: number[] = [];
-  const operatorOf: number[] = [];
-  const priceOf: number[] = [];
-  const evseCount: number[] = [];
+  of: { party: number[]; hours: number[]; amenities: number[]; zone: number[]; country: number[] };
+  layoutOf: number[];
+  operatorOf: number[];
+  priceOf: number[];
+  evseCount: number[];
   // Per EVSE, in catalogue order, in its batch's id text: where its uid starts and ends (and its
   // evse_id, else uid, starts), and where that ends.
-  const uidFrom: number[] = [];
-  const uidTo: number[] = [];
-  const evseIdTo: number[] = [];
-  const evseStatus: number[] = [];
-  const evseUpdated: number[] = [];
-  const evseSet: number[] = [];
-
-  const tables = {
-    parties: [] as Party[],
-    hoursJson: [] as string[],
-    amenitiesJson: [] as string[],
-    zones: [] as string[],
-    countries: [] as string[],
-    connectorSets: [] as ConnectorSet[],
-    layouts: [] as Layout[],
-    operators: [] as { name: string; id: string; phone: string | null }[],
-    mapPrices: [] as (MapPrice | undefined)[],
+  uidFrom: number[];
+  uidTo: number[];
+  evseIdTo: number[];
+  evseStatus: number[];
+  evseUpdated: number[];
+  evseSet: number[];
+  tables: {
+    parties: Party[];
+    hoursJson: string[];
+    amenitiesJson: string[];
+    zones: string[];
+    countries: string[];
+    connectorSets: ConnectorSet[];
+    layouts: Layout[];
+    operators: Operator[];
+    mapPrices: (MapPrice | undefined)[];
   };
-  const indexes = {
-    parties: new Map<string, number>(),
-    hours: new Map<string, number>(),
-    amenities: new Map<string, number>(),
-    zones: new Map<string, number>(),
-    countries: new Map<string, number>(),
-    layouts: new Map<string, number>(),
-    operators: new Map<string, number>(),
-    mapPrices: new Map<string, number>(),
+  indexes: {
+    parties: Map<string, number>;
+    hours: Map<string, number>;
+    amenities: Map<string, number>;
+    zones: Map<string, number>;
+    countries: Map<string, number>;
+    layouts: Map<string, number>;
+    operators: Map<string, number>;
+    mapPrices: Map<string, number>;
   };
   /** Connector sets by party, then by their text. */
-  const setsByParty: Map<string, number>[] = [];
-  /** Map price per connector set: the cheapest of its connectors' first known tariffs; `without` when a connector has none. */
-  const setPrices = new Map<number, { price: MapPrice | undefined; without: boolean }>();
+  setsByParty: Map<string, number>[];
+  /** Map price per connector set (see SetPrice). */
+  setPrices: Map<number, SetPrice>;
+}
 
-  function setPrice(set: number, party: Party): { price: MapPrice | undefined; without: boolean } {
-    let known = setPrices.get(set);
-    if (!known) {
-      known = { price: undefined, without: false };
-      for (const connector of (tables.connectorSets[set] as ConnectorSet).connectors) {
-        const tariff = (connector.tariff_ids ?? []).map((id) => tariffs.get(tariffKey(party.country_code, party.party_id, id))).find((t) => t !== undefined);
-        if (tariff) known.price = cheaper(known.price, tariffMapPrice(tariff));
-        else known.without = true;
-      }
-      setPrices.set(set, known);
-    }
-    return known;
-  }
-
-  return {
-    add(batch: repo.CatalogueBatch, fallbackPrice: (country: string) => MapPrice | undefined) {
-      const batchNumber = headTexts.length;
-      const heads: string[] = [];
-      let headAt = 0;
-      const ids: string[] = [];
-      let idAt = 0;
-      const putId = (id: string) => {
-        ids.push(id);
-        idAt += id.length;
-      };
-      batch.locations.forEach((row, k) => {
-        const evses = batch.evses[k] as repo.CatalogueEvseRow[];
-        const partyKey = `${row.country_code}*${row.party_id}`;
-        const party = intern(indexes.parties, tables.parties, partyKey, () => ({ country_code: row.country_code, party_id: row.party_id }));
-        const country = intern(indexes.countries, tables.countries, row.country, () => row.country);
-        const name = row.operator_name ?? partyNames.get(partyKey)?.name ?? partyKey;
-        // One entry per (party, name): two parties may sell under one brand name.
-        const operator = intern(indexes.operators, tables.operators, `${partyKey}\u0000${name}`, () => ({
-          name,
-          id: partyKey,
-          phone: partyNames.get(partyKey)?.phone ?? null,
-        }));
-        const liveSets: number[] = [];
-        let price: MapPrice | undefined;
-        let without = false;
-        for (const evse of evses) {
-          // Per party, by the connectors' text itself (no key string made per EVSE).
-          let setsOfParty = setsByParty[party];
-          if (setsOfParty === undefined) {
-            setsOfParty = new Map();
-            setsByParty[party] = setsOfParty;
-          }
-          const set = intern(setsOfParty, tables.connectorSets, evse.connectors, () => connectorSetOf(evse.connectors));
-          const status = EVSE_STATUSES.indexOf(evse.status as (typeof EVSE_STATUSES)[number]);
-          uidFrom.push(idAt);
-          putId(evse.uid);
-          uidTo.push(idAt);
-          putId(evse.evse_id ?? evse.uid);
-          evseIdTo.push(idAt);
-          evseStatus.push(status < 0 ? EVSE_STATUSES.indexOf('UNKNOWN') : status);
-          evseUpdated.push(evse.updated_ms);
-          evseSet.push(set);
-          if (status === REMOVED) continue;
-          liveSets.push(set);
-          const p = setPrice(set, tables.parties[party] as Party);
-          price = cheaper(price, p.price);
-          without ||= p.without;
-        }
-        if (!price && without) price = fallbackPrice(row.country);
-        const layout = intern(indexes.layouts, tables.layouts, `${party}|${country}|${liveSets.join(',')}`, () => ({
-          party,
-          country,
-          evses: liveSets.map((set, position) => ({
-            uid: String(position),
-            status: 'AVAILABLE',
-            connectors: (tables.connectorSets[set] as ConnectorSet).connectors,
-          })),
-        }));
-        const priceKey = price ? `${price.hundredths}|${price.isTime}|${price.currency}` : '';
-        textOf.push(batchNumber);
-        const head = escapeWide(
-          `${row.station_id}",${nameAddressJson(row)},"coordinates":{"latitude":${JSON.stringify(row.latitude_text)},"longitude":${JSON.stringify(row.longitude_text)}`,
-        );
-        heads.push(head);
-        headFrom.push(headAt);
-        headAt += head.length;
-        headTo.push(headAt);
-        locationIdFrom.push(idAt);
-        putId(row.id);
-        locationIdTo.push(idAt);
-        lons.push(row.longitude);
-        lats.push(row.latitude);
-        updated.push(row.updated_ms);
-        evseCount.push(evses.length);
-        of.party.push(party);
-        // Numbered here, written by finish.
-        of.hours.push(intern(indexes.hours, tables.hoursJson, row.opening_times ?? '', () => ''));
-        of.amenities.push(intern(indexes.amenities, tables.amenitiesJson, row.facilities ?? '', () => ''));
-        of.zone.push(intern(indexes.zones, tables.zones, row.time_zone, () => row.time_zone));
-        of.country.push(country);
-        layoutOf.push(layout);
-        operatorOf.push(operator);
-        priceOf.push(intern(indexes.mapPrices, tables.mapPrices, priceKey, () => price));
-      });
-      headTexts.push(heads.join(''));
-      idTexts.push(ids.join(''));
+/** Collects a catalogue batch by batch in catalogue order, then numbers the stations in Morton order. */
+function snapshotBuilder(version: number, tariffs: Map<string, OcpiTariff>, partners: Map<string, repo.PartnerRow>, partyNames: Map<string, repo.PartyRow>) {
+  const collected: Collected = {
+    version,
+    tariffs,
+    partners,
+    partyNames,
+    headTexts: [],
+    idTexts: [],
+    textOf: [],
+    headFrom: [],
+    headTo: [],
+    locationIdFrom: [],
+    locationIdTo: [],
+    lons: [],
+    lats: [],
+    updated: [],
+    of: { party: [], hours: [], amenities: [], zone: [], country: [] },
+    layoutOf: [],
+    operatorOf: [],
+    priceOf: [],
+    evseCount: [],
+    uidFrom: [],
+    uidTo: [],
+    evseIdTo: [],
+    evseStatus: [],
+    evseUpdated: [],
+    evseSet: [],
+    tables: { parties: [], hoursJson: [], amenitiesJson: [], zones: [], countries: [], connectorSets: [], layouts: [], operators: [], mapPrices: [] },
+    indexes: {
+      parties: new Map(),
+      hours: new Map(),
+      amenities: new Map(),
+      zones: new Map(),
+      countries: new Map(),
+      layouts: new Map(),
+      operators: new Map(),
+      mapPrices: new Map(),
     },
-
-    finish(): Snapshot {
-      const size = textOf.length;
-      // Stations are numbered in Morton (Z-order) of their position, so a map
-      // tile (a contiguous Morton range) reads the per-station arrays sequentially.
-      const codes = new Float64Array(size);
-      for (let r = 0; r < size; r++) codes[r] = mortonCode(lons[r] as number, lats[r] as number);
-      const order = Uint32Array.from({ length: size }, (_, r) => r).sort((a, b) => (codes[a] as number) - (codes[b] as number) || a - b);
-      const firstEvse = new Uint32Array(size + 1);
-      for (let r = 0; r < size; r++) firstEvse[r + 1] = (firstEvse[r] as number) + (evseCount[r] as number);
-      const evses = uidFrom.length;
-      const s: Snapshot = {
-        version,
-        size,
-        // Leaves of 128: fewer nodes to test against a large circle (about 5 % off slow counts at 3M EVSEs than 64).
-        index: new KDBush(size, 128),
-        stationLookup: new Float64Array(0),
-        stationIndexBits: 0,
-        locationIdText: '',
-        locationIdStart: new Uint32Array(size + 1),
-        heads: new Array<string>(size),
-        longitudes: Float64Array.from(order, (r) => lons[r] as number),
-        latitudes: Float64Array.from(order, (r) => lats[r] as number),
-        kdCosLatitudes: new Float64Array(size),
-        rank: order,
-        mortonCodes: Float64Array.from(order, (r) => codes[r] as number),
-        updatedMs: Float64Array.from(order, (r) => updated[r] as number),
-        partyOf: Uint16Array.from(order, (r) => of.party[r] as number),
-        hoursOf: Uint16Array.from(order, (r) => of.hours[r] as number),
-        amenitiesOf: Uint16Array.from(order, (r) => of.amenities[r] as number),
-        zoneOf: Uint16Array.from(order, (r) => of.zone[r] as number),
-        countryOf: Uint16Array.from(order, (r) => of.country[r] as number),
-        layoutOf: Uint32Array.from(order, (r) => layoutOf[r] as number),
-        statusCodes: new Uint8Array(size),
-        speedCodes: new Uint8Array(size),
-        connectorMasks: new Uint32Array(size),
-        operatorOf: Uint32Array.from(order, (r) => operatorOf[r] as number),
-        priceHundredths: new Int32Array(size),
-        priceIsTime: new Uint8Array(size),
-        currencyOf: new Uint8Array(size),
-        evseStart: new Uint32Array(size + 1),
-        classOf: new Uint32Array(size),
-        classMask: new Uint32Array(0),
-        classSpeed: new Uint8Array(0),
-        classOperator: new Uint32Array(0),
-        classPrice: new Int32Array(0),
-        cellSummary: undefined as unknown as CellSummary,
-        kdPosition: new Uint32Array(size),
-        kdClassStatus: new Uint32Array(size),
-        evseUidText: '',
-        evseUidStart: new Uint32Array(evses + 1),
-        evseIdJson: new Array<string>(evses),
-        evseStatus: new Uint8Array(evses),
-        evseUpdatedMs: new Float64Array(evses),
-        evseSet: new Uint32Array(evses),
-        evseLookup: new Float64Array(0),
-        evseIndexBits: 0,
-        parties: tables.parties,
-        // Made again here, one after the other (see headTexts): amenities are many (16,000 at 3M EVSEs).
-        hoursJson: Array.from(indexes.hours.keys(), (text) => fragment(openingTimesJson(text || null))),
-        amenitiesJson: Array.from(indexes.amenities.keys(), (text) => fragment(amenitiesJson(text || null))),
-        zones: tables.zones,
-        countries: tables.countries,
-        connectorSets: tables.connectorSets,
-        layouts: tables.layouts,
-        groupTable: {
-          meta: new Float64Array(3 * tables.layouts.length).fill(-1),
-          codes: new Int32Array(8 * tables.layouts.length),
-          used: 0,
-          open: [],
-          close: [],
-          items: new Map(),
-        },
-        operatorNames: tables.operators.map((o) => o.name),
-        operatorKeys: tables.operators.map((o) => o.name.toLowerCase()),
-        operatorIds: tables.operators.map((o) => o.id),
-        operatorJson: tables.operators.map(({ name, phone }) => {
-          const partner = partners.get(name.toLowerCase());
-          const operator = JSON.stringify({ name, contact: { phone } });
-          return fragment(`"operator":${operator},"is_partner":${partner !== undefined}${partner ? `,"logo_url":${JSON.stringify(partner.logo_url)}` : ''}`);
-        }),
-        operatorIsPartner: Uint8Array.from(tables.operators, (o) => (partners.has(o.name.toLowerCase()) ? 1 : 0)),
-        currencies: [],
-        tariffs,
-        partners,
-        priceMemo: new Map(),
-      };
-      const currencyIndex = new Map<string, number>();
-      // Ids as one text each (Morton order); every string the snapshot keeps is made here, after
-      // the catalogue was read: what reading it left in memory is then all garbage, in whole pages.
-      const locationIdParts = new Array<string>(size);
-      const evseUidParts = new Array<string>(evses);
-      let e = 0;
-      for (let i = 0; i < size; i++) {
-        const r = order[i] as number;
-        const batch = textOf[r] as number;
-        const idText = idTexts[batch] as string;
-        s.index.add(s.longitudes[i] as number, s.latitudes[i] as number);
-        // Allocated here, in Morton order: a station's text and its EVSEs' ids lie beside its neighbours'.
-        s.heads[i] = fragment([HEAD_START, (headTexts[batch] as string).slice(headFrom[r] as number, headTo[r] as number), HEAD_END].join(''));
-        const locationId = idText.slice(locationIdFrom[r] as number, locationIdTo[r] as number);
-        locationIdParts[i] = locationId;
-        s.locationIdStart[i + 1] = (s.locationIdStart[i] as number) + locationId.length;
-        s.evseStart[i] = e;
-        let mask = 0;
-        let maxPower = 0;
-        for (let from = firstEvse[r] as number; from < (firstEvse[r + 1] as number); from++, e++) {
-          const uid = idText.slice(uidFrom[from] as number, uidTo[from] as number);
-          evseUidParts[e] = uid;
-          s.evseUidStart[e + 1] = (s.evseUidStart[e] as number) + uid.length;
-          s.evseIdJson[e] = fragment(JSON.stringify(idText.slice(uidTo[from] as number, evseIdTo[from] as number)));
-          s.evseStatus[e] = evseStatus[from] as number;
-          s.evseUpdatedMs[e] = evseUpdated[from] as number;
-          s.evseSet[e] = evseSet[from] as number;
-          if (s.evseStatus[e] === REMOVED) continue;
-          const set = s.connectorSets[s.evseSet[e] as number] as ConnectorSet;
-          mask |= set.mask;
-          maxPower = Math.max(maxPower, set.maxPowerKw);
-        }
-        s.evseStart[i + 1] = e;
-        s.connectorMasks[i] = mask >>> 0;
-        s.speedCodes[i] = SPEED_CODES.indexOf(speedOf(maxPower));
-        s.statusCodes[i] = stationStatusCode(s, i);
-        const price = tables.mapPrices[priceOf[r] as number];
-        s.priceHundredths[i] = price ? price.hundredths : NO_PRICE;
-        s.priceIsTime[i] = price?.isTime ? 1 : 0;
-        s.currencyOf[i] = intern(currencyIndex, s.currencies, price?.currency ?? '', () => price?.currency ?? '');
-      }
-      s.locationIdText = locationIdParts.join('');
-      s.evseUidText = evseUidParts.join('');
-      s.index.finish();
-      numberClasses(s);
-      for (let k = 0; k < size; k++) {
-        const i = s.index.ids[k] as number;
-        s.kdPosition[i] = k;
-        s.kdClassStatus[k] = (s.classOf[i] as number) * STATUS_CODES.length + (s.statusCodes[i] as number);
-        s.kdCosLatitudes[k] = Math.cos((s.latitudes[i] as number) * (Math.PI / 180));
-      }
-      s.cellSummary = buildCellSummary(s.mortonCodes, s.classOf, STATUS_CODES.length, s);
-      // Live EVSEs by evse_id (else uid), for details by EVSE id: numbers, sorted natively.
-      s.evseIndexBits = Math.max(1, Math.ceil(Math.log2(evses + 1)));
-      const hashRange = 2 ** (53 - s.evseIndexBits);
-      const keys: number[] = [];
-      for (let k = 0; k < evses; k++) {
-        if (s.evseStatus[k] !== REMOVED) keys.push((hashOf(s.evseIdJson[k] as string) % hashRange) * 2 ** s.evseIndexBits + k);
-      }
-      s.evseLookup = Float64Array.from(keys).sort();
-      // Stations by id, the same way.
-      s.stationIndexBits = Math.max(1, Math.ceil(Math.log2(size + 1)));
-      const stationUnit = 2 ** s.stationIndexBits;
-      const stationHashRange = 2 ** (53 - s.stationIndexBits);
-      s.stationLookup = new Float64Array(size);
-      for (let i = 0; i < size; i++) {
-        const head = s.heads[i] as string;
-        s.stationLookup[i] = (hashOf(head, HEAD_START.length, head.indexOf('"', HEAD_START.length)) % stationHashRange) * stationUnit + i;
-      }
-      s.stationLookup.sort();
-      return s;
-    },
+    setsByParty: [],
+    setPrices: new Map(),
   };
+  return {
+    add: (batch: repo.CatalogueBatch, fallbackPrice: (country: string) => MapPrice | undefined): void => addBatch(collected, batch, fallbackPrice),
+    finish: (): Snapshot => finishSnapshot(collected),
+  };
+}
+
+/** The map price of a party's connector set (see SetPrice), worked out once per set. */
+function setPrice(c: Collected, set: number, party: Party): SetPrice {
+  let known = c.setPrices.get(set);
+  if (!known) {
+    known = { price: undefined, without: false };
+    for (const connector of (c.tables.connectorSets[set] as ConnectorSet).connectors) {
+      const tariff = (connector.tariff_ids ?? []).map((id) => c.tariffs.get(tariffKey(party.country_code, party.party_id, id))).find((t) => t !== undefined);
+      if (tariff) known.price = cheaper(known.price, tariffMapPrice(tariff));
+      else known.without = true;
+    }
+    c.setPrices.set(set, known);
+  }
+  return known;
+}
+
+/** Adds one batch of the catalogue: its texts, its stations and EVSEs, interning what they share. */
+function addBatch(c: Collected, batch: repo.CatalogueBatch, fallbackPrice: (country: string) => MapPrice | undefined): void {
+  const { headTexts, idTexts, textOf, headFrom, headTo, locationIdFrom, locationIdTo, lons, lats, updated, of, layoutOf, operatorOf, priceOf, evseCount } = c;
+  const { uidFrom, uidTo, evseIdTo, evseStatus, evseUpdated, evseSet, tables, indexes, setsByParty, partyNames } = c;
+  const batchNumber = headTexts.length;
+  const heads: string[] = [];
+  let headAt = 0;
+  const ids: string[] = [];
+  let idAt = 0;
+  const putId = (id: string) => {
+    ids.push(id);
+    idAt += id.length;
+  };
+  batch.locations.forEach((row, k) => {
+    const evses = batch.evses[k] as repo.CatalogueEvseRow[];
+    const partyKey = `${row.country_code}*${row.party_id}`;
+    const party = intern(indexes.parties, tables.parties, partyKey, () => ({ country_code: row.country_code, party_id: row.party_id }));
+    const country = intern(indexes.countries, tables.countries, row.country, () => row.country);
+    const name = row.operator_name ?? partyNames.get(partyKey)?.name ?? partyKey;
+    // One entry per (party, name): two parties may sell under one brand name.
+    const operator = intern(indexes.operators, tables.operators, `${partyKey}\u0000${name}`, () => ({
+      name,
+      id: partyKey,
+      phone: partyNames.get(partyKey)?.phone ?? null,
+    }));
+    const liveSets: number[] = [];
+    let price: MapPrice | undefined;
+    let without = false;
+    for (const evse of evses) {
+      // Per party, by the connectors' text itself (no key string made per EVSE).
+      let setsOfParty = setsByParty[party];
+      if (setsOfParty === undefined) {
+        setsOfParty = new Map();
+        setsByParty[party] = setsOfParty;
+      }
+      const set = intern(setsOfParty, tables.connectorSets, evse.connectors, () => connectorSetOf(evse.connectors));
+      const status = EVSE_STATUSES.indexOf(evse.status as (typeof EVSE_STATUSES)[number]);
+      uidFrom.push(idAt);
+      putId(evse.uid);
+      uidTo.push(idAt);
+      putId(evse.evse_id ?? evse.uid);
+      evseIdTo.push(idAt);
+      evseStatus.push(status < 0 ? EVSE_STATUSES.indexOf('UNKNOWN') : status);
+      evseUpdated.push(evse.updated_ms);
+      evseSet.push(set);
+      if (status === REMOVED) continue;
+      liveSets.push(set);
+      const p = setPrice(c, set, tables.parties[party] as Party);
+      price = cheaper(price, p.price);
+      without ||= p.without;
+    }
+    if (!price && without) price = fallbackPrice(row.country);
+    const layout = intern(indexes.layouts, tables.layouts, `${party}|${country}|${liveSets.join(',')}`, () => ({
+      party,
+      country,
+      evses: liveSets.map((set, position) => ({
+        uid: String(position),
+        status: 'AVAILABLE',
+        connectors: (tables.connectorSets[set] as ConnectorSet).connectors,
+      })),
+    }));
+    const priceKey = price ? `${price.hundredths}|${price.isTime}|${price.currency}` : '';
+    textOf.push(batchNumber);
+    const head = escapeWide(
+      `${row.station_id}",${nameAddressJson(row)},"coordinates":{"latitude":${JSON.stringify(row.latitude_text)},"longitude":${JSON.stringify(row.longitude_text)}`,
+    );
+    heads.push(head);
+    headFrom.push(headAt);
+    headAt += head.length;
+    headTo.push(headAt);
+    locationIdFrom.push(idAt);
+    putId(row.id);
+    locationIdTo.push(idAt);
+    lons.push(row.longitude);
+    lats.push(row.latitude);
+    updated.push(row.updated_ms);
+    evseCount.push(evses.length);
+    of.party.push(party);
+    // Numbered here, written by finishSnapshot.
+    of.hours.push(intern(indexes.hours, tables.hoursJson, row.opening_times ?? '', () => ''));
+    of.amenities.push(intern(indexes.amenities, tables.amenitiesJson, row.facilities ?? '', () => ''));
+    of.zone.push(intern(indexes.zones, tables.zones, row.time_zone, () => row.time_zone));
+    of.country.push(country);
+    layoutOf.push(layout);
+    operatorOf.push(operator);
+    priceOf.push(intern(indexes.mapPrices, tables.mapPrices, priceKey, () => price));
+  });
+  headTexts.push(heads.join(''));
+  idTexts.push(ids.join(''));
+}
+
+/** The snapshot of what was collected, its stations numbered in Morton order. */
+function finishSnapshot(c: Collected): Snapshot {
+  const size = c.textOf.length;
+  // Stations are numbered in Morton (Z-order) of their position, so a map
+  // tile (a contiguous Morton range) reads the per-station arrays sequentially.
+  const codes = new Float64Array(size);
+  for (let r = 0; r < size; r++) codes[r] = mortonCode(c.lons[r] as number, c.lats[r] as number);
+  const order = Uint32Array.from({ length: size }, (_, r) => r).sort((a, b) => (codes[a] as number) - (codes[b] as number) || a - b);
+  const firstEvse = new Uint32Array(size + 1);
+  for (let r = 0; r < size; r++) firstEvse[r + 1] = (firstEvse[r] as number) + (c.evseCount[r] as number);
+  const evses = c.uidFrom.length;
+  const s = snapshotInMortonOrder(c, order, codes);
+  writeStationsAndEvses(s, c, order, firstEvse);
+  s.index.finish();
+  numberClasses(s);
+  for (let k = 0; k < size; k++) {
+    const i = s.index.ids[k] as number;
+    s.kdPosition[i] = k;
+    s.kdClassStatus[k] = (s.classOf[i] as number) * STATUS_CODES.length + (s.statusCodes[i] as number);
+    s.kdCosLatitudes[k] = Math.cos((s.latitudes[i] as number) * (Math.PI / 180));
+  }
+  s.cellSummary = buildCellSummary(s.mortonCodes, s.classOf, STATUS_CODES.length, s);
+  indexEvseIds(s, evses);
+  indexStationIds(s);
+  return s;
+}
+
+/**
+ * A new snapshot of what was collected, stations in Morton `order` (`codes`: Morton code by
+ * catalogue order): what is known per station taken over in that order, the shared tables
+ * written, and the arrays that writeStationsAndEvses and finishSnapshot fill allocated.
+ */
+function snapshotInMortonOrder(c: Collected, order: Uint32Array, codes: Float64Array): Snapshot {
+  const { lons, lats, updated, of, layoutOf, operatorOf, tables, indexes, partners } = c;
+  const size = c.textOf.length;
+  const evses = c.uidFrom.length;
+  return {
+    version: c.version,
+    size,
+    // Leaves of 128: fewer nodes to test against a large circle (about 5 % off slow counts at 3M EVSEs than 64).
+    index: new KDBush(size, 128),
+    stationLookup: new Float64Array(0),
+    stationIndexBits: 0,
+    locationIdText: '',
+    locationIdStart: new Uint32Array(size + 1),
+    heads: new Array<string>(size),
+    longitudes: Float64Array.from(order, (r) => lons[r] as number),
+    latitudes: Float64Array.from(order, (r) => lats[r] as number),
+    kdCosLatitudes: new Float64Array(size),
+    rank: order,
+    mortonCodes: Float64Array.from(order, (r) => codes[r] as number),
+    updatedMs: Float64Array.from(order, (r) => updated[r] as number),
+    partyOf: Uint16Array.from(order, (r) => of.party[r] as number),
+    hoursOf: Uint16Array.from(order, (r) => of.hours[r] as number),
+    amenitiesOf: Uint16Array.from(order, (r) => of.amenities[r] as number),
+    zoneOf: Uint16Array.from(order, (r) => of.zone[r] as number),
+    countryOf: Uint16Array.from(order, (r) => of.country[r] as number),
+    layoutOf: Uint32Array.from(order, (r) => layoutOf[r] as number),
+    statusCodes: new Uint8Array(size),
+    speedCodes: new Uint8Array(size),
+    connectorMasks: new Uint32Array(size),
+    operatorOf: Uint32Array.from(order, (r) => operatorOf[r] as number),
+    priceHundredths: new Int32Array(size),
+    priceIsTime: new Uint8Array(size),
+    currencyOf: new Uint8Array(size),
+    evseStart: new Uint32Array(size + 1),
+    classOf: new Uint32Array(size),
+    classMask: new Uint32Array(0),
+    classSpeed: new Uint8Array(0),
+    classOperator: new Uint32Array(0),
+    classPrice: new Int32Array(0),
+    cellSummary: undefined as unknown as CellSummary,
+    kdPosition: new Uint32Array(size),
+    kdClassStatus: new Uint32Array(size),
+    evseUidText: '',
+    evseUidStart: new Uint32Array(evses + 1),
+    evseIdJson: new Array<string>(evses),
+    evseStatus: new Uint8Array(evses),
+    evseUpdatedMs: new Float64Array(evses),
+    evseSet: new Uint32Array(evses),
+    evseLookup: new Float64Array(0),
+    evseIndexBits: 0,
+    parties: tables.parties,
+    // Made again here, one after the other (see headTexts): amenities are many (16,000 at 3M EVSEs).
+    hoursJson: Array.from(indexes.hours.keys(), (text) => fragment(openingTimesJson(text || null))),
+    amenitiesJson: Array.from(indexes.amenities.keys(), (text) => fragment(amenitiesJson(text || null))),
+    zones: tables.zones,
+    countries: tables.countries,
+    connectorSets: tables.connectorSets,
+    layouts: tables.layouts,
+    groupTable: {
+      meta: new Float64Array(3 * tables.layouts.length).fill(-1),
+      codes: new Int32Array(8 * tables.layouts.length),
+      used: 0,
+      open: [],
+      close: [],
+      items: new Map(),
+    },
+    operatorNames: tables.operators.map((o) => o.name),
+    operatorKeys: tables.operators.map((o) => o.name.toLowerCase()),
+    operatorIds: tables.operators.map((o) => o.id),
+    operatorJson: tables.operators.map(({ name, phone }) => {
+      const partner = partners.get(name.toLowerCase());
+      const operator = JSON.stringify({ name, contact: { phone } });
+      return fragment(`"operator":${operator},"is_partner":${partner !== undefined}${partner ? `,"logo_url":${JSON.stringify(partner.logo_url)}` : ''}`);
+    }),
+    operatorIsPartner: Uint8Array.from(tables.operators, (o) => (partners.has(o.name.toLowerCase()) ? 1 : 0)),
+    currencies: [],
+    tariffs: c.tariffs,
+    partners,
+    priceMemo: new Map(),
+  };
+}
+
+/**
+ * Writes each station (in Morton order) and its EVSEs into `s`: the k-d index points, heads, ids,
+ * EVSE facts, and what the station shows of them (connectors, speed, status, map price).
+ */
+function writeStationsAndEvses(s: Snapshot, c: Collected, order: Uint32Array, firstEvse: Uint32Array): void {
+  const { textOf, headTexts, idTexts, headFrom, headTo, locationIdFrom, locationIdTo, priceOf, tables } = c;
+  const { uidFrom, uidTo, evseIdTo, evseStatus, evseUpdated, evseSet } = c;
+  const size = textOf.length;
+  const evses = uidFrom.length;
+  const currencyIndex = new Map<string, number>();
+  // Ids as one text each (Morton order); every string the snapshot keeps is made here, after
+  // the catalogue was read: what reading it left in memory is then all garbage, in whole pages.
+  const locationIdParts = new Array<string>(size);
+  const evseUidParts = new Array<string>(evses);
+  let e = 0;
+  for (let i = 0; i < size; i++) {
+    const r = order[i] as number;
+    const batch = textOf[r] as number;
+    const idText = idTexts[batch] as string;
+    s.index.add(s.longitudes[i] as number, s.latitudes[i] as number);
+    // Allocated here, in Morton order: a station's text and its EVSEs' ids lie beside its neighbours'.
+    s.heads[i] = fragment([HEAD_START, (headTexts[batch] as string).slice(headFrom[r] as number, headTo[r] as number), HEAD_END].join(''));
+    const locationId = idText.slice(locationIdFrom[r] as number, locationIdTo[r] as number);
+    locationIdParts[i] = locationId;
+    s.locationIdStart[i + 1] = (s.locationIdStart[i] as number) + locationId.length;
+    s.evseStart[i] = e;
+    let mask = 0;
+    let maxPower = 0;
+    for (let from = firstEvse[r] as number; from < (firstEvse[r + 1] as number); from++, e++) {
+      const uid = idText.slice(uidFrom[from] as number, uidTo[from] as number);
+      evseUidParts[e] = uid;
+      s.evseUidStart[e + 1] = (s.evseUidStart[e] as number) + uid.length;
+      s.evseIdJson[e] = fragment(JSON.stringify(idText.slice(uidTo[from] as number, evseIdTo[from] as number)));
+      s.evseStatus[e] = evseStatus[from] as number;
+      s.evseUpdatedMs[e] = evseUpdated[from] as number;
+      s.evseSet[e] = evseSet[from] as number;
+      if (s.evseStatus[e] === REMOVED) continue;
+      const set = s.connectorSets[s.evseSet[e] as number] as ConnectorSet;
+      mask |= set.mask;
+      maxPower = Math.max(maxPower, set.maxPowerKw);
+    }
+    s.evseStart[i + 1] = e;
+    s.connectorMasks[i] = mask >>> 0;
+    s.speedCodes[i] = SPEED_CODES.indexOf(speedOf(maxPower));
+    s.statusCodes[i] = stationStatusCode(s, i);
+    const price = tables.mapPrices[priceOf[r] as number];
+    s.priceHundredths[i] = price ? price.hundredths : NO_PRICE;
+    s.priceIsTime[i] = price?.isTime ? 1 : 0;
+    s.currencyOf[i] = intern(currencyIndex, s.currencies, price?.currency ?? '', () => price?.currency ?? '');
+  }
+  s.locationIdText = locationIdParts.join('');
+  s.evseUidText = evseUidParts.join('');
+}
+
+/** Live EVSEs by evse_id (else uid), for details by EVSE id: numbers, sorted natively (see Snapshot.evseLookup). */
+function indexEvseIds(s: Snapshot, evses: number): void {
+  s.evseIndexBits = Math.max(1, Math.ceil(Math.log2(evses + 1)));
+  const hashRange = 2 ** (53 - s.evseIndexBits);
+  const keys: number[] = [];
+  for (let k = 0; k < evses; k++) {
+    if (s.evseStatus[k] !== REMOVED) keys.push((hashOf(s.evseIdJson[k] as string) % hashRange) * 2 ** s.evseIndexBits + k);
+  }
+  s.evseLookup = Float64Array.from(keys).sort();
+}
+
+/** Stations by id, the same way as EVSEs (see Snapshot.stationLookup). */
+function indexStationIds(s: Snapshot): void {
+  const size = s.size;
+  s.stationIndexBits = Math.max(1, Math.ceil(Math.log2(size + 1)));
+  const stationUnit = 2 ** s.stationIndexBits;
+  const stationHashRange = 2 ** (53 - s.stationIndexBits);
+  s.stationLookup = new Float64Array(size);
+  for (let i = 0; i < size; i++) {
+    const head = s.heads[i] as string;
+    s.stationLookup[i] = (hashOf(head, HEAD_START.length, head.indexOf('"', HEAD_START.length)) % stationHashRange) * stationUnit + i;
+  }
+  s.stationLookup.sort();
 }
 
 /** Numbers the station classes (see Snapshot.classOf) in order of first appearance. */
