@@ -1,0 +1,37 @@
+// The CDRs Receiver: a CPO POSTs each CDR once (CDRs are immutable) and may
+// read back our copy; a new CDR is told to other modules (events.cdrReceived)
+// in the transaction that stores it.
+import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { type CDR, parseCdr } from '../../ocpi-protocol/validate.ts';
+import { locationKey, ok, type PartyPath, type ReceiversContext, requireParty } from './receiver-context.ts';
+import * as repo from './repository.ts';
+
+/** Stores a CDR once; returns the URL of our copy (the Location header). A repeated POST is acknowledged, not stored again. */
+export async function postCdr(ctx: ReceiversContext, connection: repo.Connection, body: unknown): Promise<string> {
+  const { db, clock } = ctx;
+  const cdr = ok(parseCdr(body), 'CDR');
+  const party = { country_code: cdr.country_code.toUpperCase(), party_id: cdr.party_id.toUpperCase() };
+  await requireParty(ctx, connection, party);
+  const stored = { ...cdr, ...party };
+  const inserted = await db.transaction(async (tx) => {
+    const fresh = await repo.insertCdr(
+      tx,
+      connection.id,
+      { ...stored, session_id: cdr.session_id, authorization_reference: cdr.authorization_reference, credit: cdr.credit },
+      clock.now(),
+    );
+    if (fresh) await ctx.events?.cdrReceived?.(tx, stored as CDR, connection.id);
+    return fresh;
+  });
+  if (!inserted) {
+    const existing = await repo.findCdr(db, { ...party, id: cdr.id });
+    if (existing && existing.connection_id !== connection.id) throw new OcpiError(404, OCPI_STATUS.clientError, `CDR ${cdr.id} belongs to another connection`);
+  }
+  return `${ctx.ocpiBaseUrl}/2.2.1/cdrs/${encodeURIComponent(party.country_code)}/${encodeURIComponent(party.party_id)}/${encodeURIComponent(cdr.id)}`;
+}
+
+export async function getCdr(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, cdrId: string) {
+  const stored = await repo.findCdr(ctx.db, locationKey(party, cdrId));
+  if (!stored || stored.connection_id !== connection.id) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown CDR ${cdrId}`);
+  return stored.data;
+}

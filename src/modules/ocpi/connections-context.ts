@@ -1,0 +1,100 @@
+// What every connections rule is given: the module's dependencies, our
+// versions URL and the token cache, as one explicit object built once by
+// createConnections (connections.ts). And what more than one rule uses: a
+// fresh token, our credentials as we send them, how we authenticate to a peer,
+// the roles a peer must have, and the names connections get.
+import { randomBytes } from 'node:crypto';
+import type { OcpiCallOutcome, OcpiPeerAuth } from '../../ocpi-protocol/client.ts';
+import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db.ts';
+import { ConnectionError } from './peer-versions.ts';
+import * as repo from './repository.ts';
+
+export interface OcpiIdentity {
+  countryCode: string;
+  partyId: string;
+  businessName: string;
+  /** Base URL of our OCPI interface, e.g. https://emsp.example.com/ocpi */
+  baseUrl: string;
+}
+
+export interface ConnectionsDeps {
+  db: Database;
+  clock: Clock;
+  identity: OcpiIdentity;
+  timeoutMs: number;
+  /** Called with the peer's CPO roles after every successful handshake (operator names for stations). */
+  onRoles?: (roles: repo.PeerRole[]) => Promise<void>;
+  /** How long a token lookup is cached; a disconnect takes effect within it. */
+  cacheTtlMs?: number;
+  /** Told how every call to a peer ended, by the peer's connection name (metrics). */
+  observeCall?: (peer: string, module: string, outcome: OcpiCallOutcome) => void;
+}
+
+export interface ConnectionsContext extends ConnectionsDeps {
+  cacheTtlMs: number;
+  /** Token lookups (connectionForToken); every rule that changes a connection's tokens or status clears it. */
+  cache: Map<string, { connection: repo.Connection | undefined; until: number }>;
+  /** Our versions URL, which our credentials carry. */
+  versionsUrl: string;
+}
+
+export function connectionsContext(deps: ConnectionsDeps): ConnectionsContext {
+  return { ...deps, cacheTtlMs: deps.cacheTtlMs ?? 2_000, cache: new Map(), versionsUrl: `${deps.identity.baseUrl}/versions` };
+}
+
+/** A fresh credentials token: 32 random bytes, URL-safe (OCPI allows up to 64 printable characters). */
+export const newCredentialsToken = () => randomBytes(32).toString('base64url');
+
+export function ourCredentials(ctx: ConnectionsContext, token: string) {
+  const { identity } = ctx;
+  return {
+    token,
+    url: ctx.versionsUrl,
+    roles: [
+      {
+        role: 'EMSP',
+        party_id: identity.partyId,
+        country_code: identity.countryCode,
+        business_details: { name: identity.businessName },
+      },
+    ],
+  };
+}
+
+/** The observer of calls to the peer named `peer` (its connection name), when calls are observed. */
+export function observer(ctx: ConnectionsContext, peer: string): Pick<OcpiPeerAuth, 'observe'> {
+  const observeCall = ctx.observeCall;
+  return observeCall ? { observe: (module, outcome) => observeCall(peer, module, outcome) } : {};
+}
+
+export function peerAuth(ctx: ConnectionsContext, connection: repo.Connection): OcpiPeerAuth {
+  if (!connection.outgoing_token) throw new ConnectionError(`connection ${connection.name} has no credentials token for the peer`);
+  return { token: connection.outgoing_token, rawToken: connection.raw_tokens, ...observer(ctx, connection.name) };
+}
+
+/** Roles must include a CPO, and the party the operator named if any. */
+export function checkRoles(roles: repo.PeerRole[], expectedParty: string | null): void {
+  if (!roles.some((r) => r.role === 'CPO')) throw new OcpiError(400, OCPI_STATUS.noMatchingEndpoints, 'the peer has no CPO role; we only connect to CPOs');
+  if (expectedParty) {
+    const [cc, pid] = expectedParty.toUpperCase().split('*');
+    if (!roles.some((r) => r.country_code.toUpperCase() === cc && r.party_id.toUpperCase() === pid)) {
+      throw new ConnectionError(`the peer's roles do not include the expected party ${expectedParty}`);
+    }
+  }
+}
+
+export async function uniqueName(ctx: ConnectionsContext, wanted: string, exceptId?: string): Promise<string> {
+  const base = wanted.trim().slice(0, 90) || 'cpo';
+  for (let n = 1; ; n++) {
+    const name = n === 1 ? base : `${base}-${n}`;
+    const existing = await repo.findConnectionByName(ctx.db, name);
+    if (!existing || existing.id === exceptId) return name;
+  }
+}
+
+export const nameFromRoles = (roles: repo.PeerRole[]) => {
+  const cpo = roles.find((r) => r.role === 'CPO') ?? roles[0];
+  return cpo ? `${cpo.country_code}*${cpo.party_id}`.toUpperCase() : 'cpo';
+};

@@ -1,0 +1,82 @@
+// A CPO peer as a handshake reads it: every URL we will call is held to the
+// https rule, the peer's versions are fetched and the one we speak chosen, and
+// the endpoints of that version listed. ConnectionError is how a connection
+// to a peer fails on our side (the CLI shows its message).
+import { isIP } from 'node:net';
+import { type OcpiPeerAuth, ocpiData } from '../../ocpi-protocol/client.ts';
+import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { parseVersionDetails, parseVersions } from '../../ocpi-protocol/validate.ts';
+import type * as repo from './repository.ts';
+
+export const OCPI_VERSION = '2.2.1';
+
+export class ConnectionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConnectionError';
+  }
+}
+
+/** Peers must be reached over https, except on this machine (the sandbox network, a local test peer). */
+export function checkPeerUrl(value: string, what: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConnectionError(`${what} is not a URL: ${value.slice(0, 200)}`);
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new ConnectionError(`${what} must be an https URL (plain http only on this machine): ${url.origin}`);
+  }
+  return url;
+}
+
+export interface PeerVersion {
+  versions_url: string;
+  version: string;
+  endpoints: repo.Endpoint[];
+}
+
+/** GET the peer's versions, choose 2.2.1, GET its details. */
+export async function fetchPeerVersion(auth: OcpiPeerAuth, versionsUrl: string, timeoutMs: number): Promise<PeerVersion> {
+  checkPeerUrl(versionsUrl, 'The versions URL');
+  const { data: list } = await ocpiData<unknown>(auth, { method: 'GET', url: versionsUrl, module: 'versions', timeoutMs });
+  const versions = parseVersions(list);
+  if (!versions.ok) throw new ConnectionError(`the peer's version list is not valid OCPI: ${describe(versions.errors)}`);
+  const chosen = versions.value.find((v) => v.version === OCPI_VERSION);
+  if (!chosen) {
+    throw new OcpiError(
+      400,
+      OCPI_STATUS.unsupportedVersion,
+      `no common OCPI version: the peer offers ${versions.value.map((v) => v.version).join(', ') || 'none'}, we speak ${OCPI_VERSION}`,
+    );
+  }
+  const detailsUrl = new URL(chosen.url, versionsUrl).toString();
+  checkPeerUrl(detailsUrl, 'The version details URL');
+  const { data: detailsData } = await ocpiData<unknown>(auth, { method: 'GET', url: detailsUrl, module: 'versions', timeoutMs });
+  const details = parseVersionDetails(detailsData);
+  if (!details.ok) throw new ConnectionError(`the peer's version details are not valid OCPI: ${describe(details.errors)}`);
+  // Every endpoint we will call (with our token, our users' tokens, commands) is held to the same https rule as the versions URL.
+  const endpoints = details.value.endpoints.map((e) => ({
+    identifier: e.identifier,
+    role: e.role,
+    url: checkPeerUrl(new URL(e.url, detailsUrl).toString(), `The ${e.identifier} endpoint`).toString(),
+  }));
+  if (!endpoints.some((e) => e.identifier === 'credentials')) {
+    throw new OcpiError(400, OCPI_STATUS.noMatchingEndpoints, 'the peer lists no credentials endpoint');
+  }
+  return { versions_url: versionsUrl, version: OCPI_VERSION, endpoints };
+}
+
+export function describe(errors: { path: string; message: string }[]): string {
+  return errors
+    .slice(0, 5)
+    .map((e) => `${e.path || '/'} ${e.message}`)
+    .join('; ');
+}
+
+export function endpointOf(connection: Pick<repo.Connection, 'endpoints'>, identifier: string, role: 'SENDER' | 'RECEIVER'): string | undefined {
+  return connection.endpoints.find((e) => e.identifier === identifier && e.role === role)?.url;
+}

@@ -1,0 +1,97 @@
+// What every Receiver rule is given (the database, the clock, the station
+// ingestion, other modules' listeners and our OCPI base URL), and the checks
+// they share: the body is an object, ids in the body match the URL, the
+// connection owns the party, and invalid objects become OCPI 2001 errors.
+import { invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { isDateTime } from '../../ocpi-protocol/types.ts';
+import type { CDR, Session } from '../../ocpi-protocol/validate.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Database, Queryable } from '../../platform/db.ts';
+import { type Ingestion, InvalidOcpiObject } from '../stations/ingest.ts';
+import * as repo from './repository.ts';
+
+export interface PartyPath {
+  country_code: string;
+  party_id: string;
+}
+
+/** Listeners of what CPOs report (the charging module follows sessions, CDRs and command results). */
+/**
+ * What other modules learn from CPO messages (the charging module follows its
+ * sessions). Each runs inside the transaction that stores the message, so
+ * what a handler records (a state change, a job) commits with it or not at
+ * all; handlers do database work only (anything slower goes to a job). A
+ * handler that throws fails the OCPI request, and the CPO sends it again.
+ */
+export interface OcpiEvents {
+  sessionChanged?(tx: Queryable, session: Session, connectionId: string): Promise<void>;
+  cdrReceived?(tx: Queryable, cdr: CDR, connectionId: string): Promise<void>;
+  commandResult?(tx: Queryable, commandId: string, result: { result: string; message?: string }): Promise<void>;
+}
+
+/** The Receivers' dependencies, given to every rule as they are. */
+export interface ReceiversContext {
+  db: Database;
+  clock: Clock;
+  ingestion: Ingestion;
+  events?: OcpiEvents;
+  ocpiBaseUrl: string;
+}
+
+const sameId = (a: string, b: string) => a.toUpperCase() === b.toUpperCase();
+
+export function requireObject(body: unknown): Record<string, unknown> {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalidParameters('the body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+export function requireLastUpdated(patch: Record<string, unknown>): string {
+  const value = patch.last_updated;
+  if (!isDateTime(value)) throw invalidParameters('a PATCH must carry last_updated (an RFC 3339 date-time)');
+  return value;
+}
+
+export function checkMatches(body: Record<string, unknown>, field: string, expected: string): void {
+  const value = body[field];
+  if (value !== undefined && (typeof value !== 'string' || !sameId(value, expected))) {
+    throw invalidParameters(`${field} in the body (${String(value).slice(0, 40)}) differs from the URL (${expected})`);
+  }
+}
+
+/** A client-owned object's country_code, party_id and id, where present, must be those of the URL (2001 otherwise). */
+export function checkOwnKey(body: Record<string, unknown>, party: PartyPath, id: string): void {
+  checkMatches(body, 'country_code', party.country_code);
+  checkMatches(body, 'party_id', party.party_id);
+  checkMatches(body, 'id', id);
+}
+
+export function invalid(error: unknown): never {
+  if (error instanceof InvalidOcpiObject) {
+    throw invalidParameters(
+      error.errors
+        .slice(0, 5)
+        .map((e) => `${e.path || '/'} ${e.message}`)
+        .join('; '),
+    );
+  }
+  throw error;
+}
+
+export function ok<T>(result: { ok: true; value: T } | { ok: false; errors: { path: string; message: string }[] }, what: string): T {
+  if (result.ok) return result.value;
+  throw invalidParameters(
+    `${what}: ${result.errors
+      .slice(0, 5)
+      .map((e) => `${e.path || '/'} ${e.message}`)
+      .join('; ')}`,
+  );
+}
+
+export async function requireParty(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath): Promise<void> {
+  if (!(await repo.connectionOwnsParty(ctx.db, connection.id, party.country_code, party.party_id))) {
+    throw new OcpiError(404, OCPI_STATUS.clientError, `Party ${party.country_code}*${party.party_id} is not registered on this connection`);
+  }
+}
+
+// country_code and party_id are case-insensitive (CiString): stored upper-case.
+export const locationKey = (party: PartyPath, id: string) => ({ country_code: party.country_code.toUpperCase(), party_id: party.party_id.toUpperCase(), id });

@@ -1,0 +1,51 @@
+// The Sessions Receiver: a CPO reads back, PUTs and PATCHes its Sessions; a
+// stored change is told to other modules (events.sessionChanged) in the same
+// transaction.
+import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { parseSession, parseSessionPatch, type Session } from '../../ocpi-protocol/validate.ts';
+import { checkOwnKey, locationKey, ok, type PartyPath, type ReceiversContext, requireLastUpdated, requireObject, requireParty } from './receiver-context.ts';
+import * as repo from './repository.ts';
+
+export async function getSession(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, sessionId: string) {
+  await requireParty(ctx, connection, party);
+  const stored = await repo.findSession(ctx.db, locationKey(party, sessionId));
+  if (!stored || stored.connection_id !== connection.id) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown session ${sessionId}`);
+  return stored.data;
+}
+
+export async function putSession(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, sessionId: string, body: unknown) {
+  await requireParty(ctx, connection, party);
+  const object = requireObject(body);
+  checkOwnKey(object, party, sessionId);
+  const key = locationKey(party, sessionId);
+  const session = ok(parseSession({ ...object, ...key }), 'Session');
+  await ctx.db.transaction(async (tx) => {
+    if (await repo.upsertSession(tx, connection.id, session, ctx.clock.now())) await ctx.events?.sessionChanged?.(tx, session, connection.id);
+  });
+}
+
+export async function patchSession(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, sessionId: string, body: unknown) {
+  await requireParty(ctx, connection, party);
+  const patch = requireObject(body);
+  const stamp = requireLastUpdated(patch);
+  checkOwnKey(patch, party, sessionId);
+  ok(parseSessionPatch(patch), 'Session PATCH');
+  const key = locationKey(party, sessionId);
+  await ctx.db.transaction(async (tx) => {
+    const stored = await repo.findSession(tx, key, { forUpdate: true });
+    if (!stored || stored.connection_id !== connection.id) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown session ${sessionId}`);
+    if (stored.last_updated.getTime() > Date.parse(stamp)) return undefined;
+    const current = stored.data as Session;
+    // charging_periods in a PATCH are added to the stored ones (mod_sessions); everything else replaces.
+    // A period already stored (same start) is not added again: a repeated PATCH changes nothing.
+    const known = current.charging_periods ?? [];
+    const starts = new Set(known.map((p) => Date.parse(p.start_date_time)));
+    const periods = (Array.isArray(patch.charging_periods) ? (patch.charging_periods as typeof known) : []).filter(
+      (p) => !starts.has(Date.parse(p.start_date_time)),
+    );
+    const merged = { ...current, ...patch, ...key, charging_periods: [...known, ...periods] };
+    const next = ok(parseSession(merged), 'Session after PATCH');
+    await repo.upsertSession(tx, connection.id, next, ctx.clock.now());
+    await ctx.events?.sessionChanged?.(tx, next, connection.id);
+  });
+}

@@ -1,0 +1,28 @@
+// The Tariffs Receiver: a CPO reads back, PUTs and DELETEs its Tariffs.
+import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { checkOwnKey, invalid, locationKey, type PartyPath, type ReceiversContext, requireObject, requireParty } from './receiver-context.ts';
+import type * as repo from './repository.ts';
+
+export async function getTariff(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, tariffId: string) {
+  await requireParty(ctx, connection, party);
+  const tariff = await ctx.ingestion.findTariff(locationKey(party, tariffId));
+  if (!tariff) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown tariff ${tariffId}`);
+  return tariff;
+}
+
+export async function putTariff(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, tariffId: string, body: unknown) {
+  await requireParty(ctx, connection, party);
+  const object = requireObject(body);
+  checkOwnKey(object, party, tariffId);
+  const key = locationKey(party, tariffId);
+  try {
+    await ctx.ingestion.putTariff({ ...object, country_code: key.country_code, party_id: key.party_id, id: tariffId });
+  } catch (error) {
+    invalid(error);
+  }
+}
+
+export async function deleteTariff(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, tariffId: string) {
+  await requireParty(ctx, connection, party);
+  if (!(await ctx.ingestion.deleteTariff(locationKey(party, tariffId)))) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown tariff ${tariffId}`);
+}
