@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { deliverDuePushes } from '../src/modules/ocpi/push-delivery.ts';
 import * as repo from '../src/modules/ocpi/repository.ts';
 import { createOcpi } from '../src/modules/ocpi/service.ts';
-import { deliverDuePushes } from '../src/modules/ocpi/tokens.ts';
 import type { Ingestion } from '../src/modules/stations/ingest.ts';
 import { ocpiPages } from '../src/ocpi-protocol/client.ts';
 import { parseAuthorizationInfo, parseToken } from '../src/ocpi-protocol/validate.ts';
@@ -582,6 +582,118 @@ describe('pushes to CPOs (outbox)', () => {
     } finally {
       await silent.close();
       await quick.close();
+    }
+  });
+
+  it('a backlog of 2,000 pushes drains in batches, several at a time per CPO (at most 16), every token once', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const peer = await fakePeer((_req, res) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        answer(res, undefined);
+      }, 2);
+    });
+    try {
+      await connectedPeer('busy-cpo', [{ country_code: 'SE', party_id: 'BSY' }], {
+        endpoints: [{ identifier: 'tokens', role: 'RECEIVER', url: `${peer.url}/tokens` }],
+      });
+      const id = (await ctx.ocpi.connections.findByName('busy-cpo'))?.id as string;
+      await ctx.db.query(
+        `INSERT INTO ocpi_outbox (connection_id, module, method, path, body, dedupe_key, next_attempt_at, created_at)
+         SELECT $1, 'tokens', 'PUT', '/SE/BSY/t' || i || '?type=APP_USER', jsonb_build_object('uid', 't' || i), 'token:t' || i, $2, $2
+           FROM generate_series(1, 2000) AS i`,
+        [id, ctx.clock.now()],
+      );
+      const started = performance.now();
+      assert.deepEqual(await deliverDuePushes({ db: ctx.db, clock: ctx.clock, auth: ctx.ocpi.connections.peerAuth, timeoutMs: 5_000 }), {
+        sent: 2000,
+        failed: 0,
+      });
+      const seconds = (performance.now() - started) / 1000;
+      assert.equal(new Set(peer.requests.map((r) => r.url)).size, 2000);
+      assert.equal(peer.requests.length, 2000);
+      assert.ok(most > 1 && most <= 16, `at most ${most} in flight`);
+      const { rows } = await ctx.db.query('SELECT 1 FROM ocpi_outbox WHERE connection_id = $1', [id]);
+      assert.equal(rows.length, 0);
+      process.stdout.write(`# 2,000 pushes in ${seconds.toFixed(2)} s (${Math.round(2000 / seconds)}/s), at most ${most} in flight\n`);
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it('a newer token queued while the older one travels waits for it, even with a second deliverer (another process) running: never two of one token at once, never out of order', async () => {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let arrived: () => void = () => {};
+    const arrival = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let inFlight = 0;
+    let most = 0;
+    const peer = await fakePeer(async (_req, res) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      arrived();
+      await released;
+      inFlight--;
+      answer(res, undefined);
+    });
+    try {
+      await connectedPeer('ordered-cpo', [{ country_code: 'SE', party_id: 'ORD' }], {
+        endpoints: [{ identifier: 'tokens', role: 'RECEIVER', url: `${peer.url}/tokens` }],
+      });
+      const id = (await ctx.ocpi.connections.findByName('ordered-cpo'))?.id as string;
+      const deliver = () => deliverDuePushes({ db: ctx.db, clock: ctx.clock, auth: ctx.ocpi.connections.peerAuth, timeoutMs: 5_000 });
+      await repo.enqueuePush(ctx.db, push(id, 'u-ordered', { v: 1 }), ctx.clock.now());
+      const first = deliver();
+      await arrival;
+      await repo.enqueuePush(ctx.db, push(id, 'u-ordered', { v: 2 }), ctx.clock.now());
+      // Another process's round while v1 is in flight: v2 is due, but its object is leased.
+      assert.deepEqual(await deliver(), { sent: 0, failed: 0 });
+      release();
+      assert.deepEqual(await first, { sent: 2, failed: 0 });
+      assert.equal(most, 1);
+      assert.deepEqual(
+        peer.requests.map((r) => JSON.parse(r.body)),
+        [{ v: 1 }, { v: 2 }],
+      );
+    } finally {
+      release();
+      await peer.close();
+    }
+  });
+
+  it('stopping cuts off the pushes in flight at once and leaves them queued and due (another process or the next start sends them)', async () => {
+    const peer = await fakePeer(() => {});
+    try {
+      await connectedPeer('hanging-cpo', [{ country_code: 'SE', party_id: 'HNG' }], {
+        endpoints: [{ identifier: 'tokens', role: 'RECEIVER', url: `${peer.url}/tokens` }],
+      });
+      const id = (await ctx.ocpi.connections.findByName('hanging-cpo'))?.id as string;
+      for (const key of ['h1', 'h2', 'h3']) await repo.enqueuePush(ctx.db, push(id, key, { key }), ctx.clock.now());
+      const stop = new AbortController();
+      const delivering = deliverDuePushes({ db: ctx.db, clock: ctx.clock, auth: ctx.ocpi.connections.peerAuth, timeoutMs: 30_000, signal: stop.signal });
+      while (peer.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      const stopped = performance.now();
+      stop.abort();
+      assert.deepEqual(await delivering, { sent: 0, failed: 0 });
+      assert.ok(performance.now() - stopped < 1_000, 'stopped within a second, not after the 30 s timeout');
+      const { rows } = await ctx.db.query<{ attempts: number; leased: boolean; due: boolean }>(
+        'SELECT attempts, leased_until IS NOT NULL AS leased, next_attempt_at <= $2 AS due FROM ocpi_outbox WHERE connection_id = $1',
+        [id, ctx.clock.now()],
+      );
+      assert.deepEqual(
+        rows,
+        [1, 2, 3].map(() => ({ attempts: 0, leased: false, due: true })),
+      );
+      await ctx.db.query('DELETE FROM ocpi_outbox WHERE connection_id = $1', [id]);
+    } finally {
+      await peer.close();
     }
   });
 });

@@ -43,6 +43,8 @@ export interface OcpiCall {
   timeoutMs?: number;
   /** Further attempts after a transport failure, a timeout or an HTTP 5xx/429; default 2 for GET/PUT/DELETE, 0 otherwise. */
   retries?: number;
+  /** Aborts the call (shutdown): the request is cut off and the call fails at once, without retries. */
+  signal?: AbortSignal;
 }
 
 export interface OcpiReply<T = unknown> {
@@ -100,7 +102,13 @@ function send(auth: OcpiPeerAuth, call: OcpiCall, requestId: string): Promise<{ 
       req.on('timeout', () => req.destroy(new OcpiTransportError(`no answer within ${timeoutMs} ms`, undefined, true)));
       // A kept-alive connection the peer had just closed: the request never reached it, send it once more on a new one.
       req.on('error', (error) => (firstTry && isStaleConnection(req, error) ? attempt(false).then(resolve, reject) : reject(error)));
-      req.on('close', () => clearTimeout(deadline));
+      const abort = () => req.destroy(new OcpiTransportError('the call was aborted', undefined, false));
+      call.signal?.addEventListener('abort', abort, { once: true });
+      req.on('close', () => {
+        clearTimeout(deadline);
+        call.signal?.removeEventListener('abort', abort);
+      });
+      if (call.signal?.aborted) abort();
       req.end(payload);
     });
   return attempt(true);
@@ -132,7 +140,7 @@ async function requestWithRetries<T>(auth: OcpiPeerAuth, call: OcpiCall): Promis
     const requestId = randomUUID();
     try {
       const { status, headers, text } = await send(auth, call, requestId);
-      if ((status >= 500 || status === 429) && attempt < retries) {
+      if ((status >= 500 || status === 429) && attempt < retries && !call.signal?.aborted) {
         await sleep(retryDelayMs(attempt));
         continue;
       }
@@ -150,7 +158,7 @@ async function requestWithRetries<T>(auth: OcpiPeerAuth, call: OcpiCall): Promis
         error instanceof OcpiTransportError
           ? error
           : new OcpiTransportError(`cannot reach ${new URL(call.url).host}: ${(error as Error).message}`, undefined, true);
-      if (!transport.retryable || attempt >= retries) throw transport;
+      if (!transport.retryable || attempt >= retries || call.signal?.aborted) throw transport;
       await sleep(retryDelayMs(attempt));
     }
   }

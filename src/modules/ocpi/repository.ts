@@ -412,37 +412,63 @@ export async function enqueuePush(
 }
 
 /**
- * Claims the oldest due push, in a statement of its own: its next attempt moves to `leaseUntil`, so no other
- * worker sends it meanwhile, and it comes due again only if this one dies. No transaction stays open while the
- * push travels (a user change that queues a newer push of the same object never waits for a slow CPO).
- * Pushes to the connections in `except` are left for a later round.
+ * Claims up to `limit` of the oldest due pushes that no one is sending, in a statement of its own: each is
+ * leased until `leaseUntil`, so no other worker sends it meanwhile, and it comes due again only if this one
+ * dies. No transaction stays open while pushes travel (a user change that queues a newer push of the same
+ * object never waits for a slow CPO; the newer body waits for the lease to end). Pushes to the connections
+ * in `except` are left for a later round.
  */
-export async function claimDuePush(db: Queryable, at: Date, leaseUntil: Date, except: readonly string[] = []): Promise<OutboxItem | undefined> {
+export async function claimDuePushes(db: Queryable, at: Date, leaseUntil: Date, limit: number, except: readonly string[] = []): Promise<OutboxItem[]> {
   const { rows } = await db.query<OutboxItem>(
-    `UPDATE ocpi_outbox SET next_attempt_at = $2
-      WHERE id = (SELECT id FROM ocpi_outbox WHERE next_attempt_at <= $1 AND NOT (connection_id = ANY($3::uuid[]))
-                   ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+    `UPDATE ocpi_outbox SET leased_until = $2
+      WHERE id IN (SELECT id FROM ocpi_outbox
+                    WHERE next_attempt_at <= $1 AND (leased_until IS NULL OR leased_until <= $1) AND NOT (connection_id = ANY($3::uuid[]))
+                    ORDER BY next_attempt_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
       RETURNING id, connection_id, module, method, path, body, attempts`,
-    [at, leaseUntil, except],
+    [at, leaseUntil, except, limit],
   );
-  return rows[0];
+  return rows.sort((x, y) => Number(x.id) - Number(y.id));
 }
 
-/** A push done (sent, or refused for good). A newer push of the same object may have replaced the body meanwhile: only the one sent is done. */
-/** A push that can no longer be delivered (its connection is gone, or the CPO refused it for good). */
-export async function dropPush(db: Queryable, id: number): Promise<void> {
-  await db.query('DELETE FROM ocpi_outbox WHERE id = $1', [id]);
+const bodyText = (body: unknown) => (body === undefined || body === null ? null : JSON.stringify(body));
+
+/**
+ * Pushes done (sent, or refused for good). A newer push of the same object may have replaced a body
+ * meanwhile: only the bodies sent are done; a replaced one stays, unleased and due.
+ */
+export async function completePushes(db: Queryable, items: readonly { id: number; body: unknown }[]): Promise<void> {
+  if (items.length === 0) return;
+  const ids = items.map((item) => item.id);
+  await db.query(
+    `WITH done AS (
+       DELETE FROM ocpi_outbox o USING unnest($1::bigint[], $2::text[]) AS d(id, body)
+        WHERE o.id = d.id AND o.body IS NOT DISTINCT FROM d.body::jsonb
+       RETURNING o.id)
+     UPDATE ocpi_outbox SET leased_until = NULL WHERE id = ANY($1::bigint[]) AND id NOT IN (SELECT id FROM done)`,
+    [ids, items.map((item) => bodyText(item.body))],
+  );
 }
 
-export async function completePush(db: Queryable, id: number, body: unknown): Promise<void> {
-  await db.query('DELETE FROM ocpi_outbox WHERE id = $1 AND body IS NOT DISTINCT FROM $2::jsonb', [id, body === undefined ? null : JSON.stringify(body)]);
+/** Pushes that can no longer be delivered (their connection is gone or no longer receives the module). */
+export async function dropPushes(db: Queryable, ids: readonly number[]): Promise<void> {
+  if (ids.length > 0) await db.query('DELETE FROM ocpi_outbox WHERE id = ANY($1::bigint[])', [ids]);
+}
+
+/** Claimed pushes not sent after all (their CPO failed on another push, or we are stopping): due again at once. */
+export async function releasePushes(db: Queryable, ids: readonly number[]): Promise<void> {
+  if (ids.length > 0) await db.query('UPDATE ocpi_outbox SET leased_until = NULL WHERE id = ANY($1::bigint[])', [ids]);
 }
 
 /** A failed push waits until `next`, unless a newer body replaced it meanwhile (that one is due at once). */
 export async function postponePush(db: Queryable, id: number, body: unknown, next: Date, error: string): Promise<void> {
   await db.query(
-    'UPDATE ocpi_outbox SET attempts = attempts + 1, next_attempt_at = $3, last_error = $4 WHERE id = $1 AND body IS NOT DISTINCT FROM $2::jsonb',
-    [id, body === undefined ? null : JSON.stringify(body), next, error.slice(0, 500)],
+    `UPDATE ocpi_outbox
+        SET leased_until = NULL,
+            attempts = CASE WHEN body IS NOT DISTINCT FROM $2::jsonb THEN attempts + 1 ELSE attempts END,
+            next_attempt_at = CASE WHEN body IS NOT DISTINCT FROM $2::jsonb THEN $3 ELSE next_attempt_at END,
+            last_error = CASE WHEN body IS NOT DISTINCT FROM $2::jsonb THEN $4 ELSE last_error END
+      WHERE id = $1`,
+    [id, bodyText(body), next, error.slice(0, 500)],
   );
 }
 

@@ -9,11 +9,12 @@ import { createRateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Ingestion } from '../stations/ingest.ts';
 import { createCommands } from './commands.ts';
 import { createConnections } from './connections.ts';
+import { deliverDuePushes } from './push-delivery.ts';
 import { createReceivers, type OcpiEvents } from './receivers.ts';
 import * as repo from './repository.ts';
 import { ocpiRoutes } from './routes.ts';
 import { createSync } from './sync.ts';
-import { type AuthorizationCheck, createTokens, deliverDuePushes } from './tokens.ts';
+import { type AuthorizationCheck, createTokens } from './tokens.ts';
 
 export type OcpiLog = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 

@@ -3,8 +3,6 @@
 // them (paginated GET), ask for real-time authorization, and receive a push
 // (through the outbox) whenever a user is created, changes language or is
 // deleted (valid: false).
-import type { OcpiPeerAuth } from '../../ocpi-protocol/client.ts';
-import { OcpiTransportError, ocpiData } from '../../ocpi-protocol/client.ts';
 import { OCPI_STATUS, OcpiError, type PageQuery } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
@@ -112,67 +110,3 @@ export function createTokens(deps: { db: Database; clock: Clock; party: OurParty
 }
 
 export type Tokens = ReturnType<typeof createTokens>;
-
-/** Backoff of failed pushes: 5 s, 30 s, 2 min, 10 min, then hourly. */
-const PUSH_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 3_600_000];
-
-/**
- * Sends due pushes of the outbox, one at a time, each claimed with a lease (several processes share the work)
- * and sent with no transaction open. A push the CPO refuses with a client error (2xxx) is dropped and logged;
- * transport failures are retried later, and the rest of that CPO's pushes wait for the next round (a CPO that
- * does not answer costs one timeout per round, not one per push, and does not hold up the others).
- */
-export async function deliverDuePushes(deps: {
-  db: Database;
-  clock: Clock;
-  auth: (connection: repo.Connection) => OcpiPeerAuth;
-  timeoutMs: number;
-  log?: (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) => void;
-  limit?: number;
-}): Promise<{ sent: number; failed: number }> {
-  const { db } = deps;
-  let sent = 0;
-  let failed = 0;
-  const unreachable: string[] = [];
-  for (let i = 0; i < (deps.limit ?? 100); i++) {
-    const now = deps.clock.now();
-    const item = await repo.claimDuePush(db, now, new Date(now.getTime() + deps.timeoutMs + 60_000), unreachable);
-    if (!item) break;
-    const connection = await repo.findConnection(db, item.connection_id);
-    const base = connection && connection.status === 'connected' ? endpointOf(connection, item.module, 'RECEIVER') : undefined;
-    if (!connection || !base) {
-      await repo.dropPush(db, item.id);
-      continue;
-    }
-    try {
-      await ocpiData(deps.auth(connection), {
-        method: item.method,
-        url: `${base.replace(/\/+$/, '')}${item.path}`,
-        module: item.module,
-        body: item.body ?? undefined,
-        timeoutMs: deps.timeoutMs,
-        retries: 0,
-      });
-      await repo.completePush(db, item.id, item.body);
-      sent++;
-    } catch (error) {
-      const refused =
-        error instanceof OcpiTransportError && error.httpStatus !== undefined && error.httpStatus < 500 && error.httpStatus !== 429 && error.httpStatus !== 401;
-      if (refused) {
-        deps.log?.('warn', 'a CPO refused a push; dropped', {
-          connection: connection.name,
-          module: item.module,
-          path: item.path,
-          reason: (error as Error).message,
-        });
-        await repo.completePush(db, item.id, item.body);
-      } else {
-        const delay = PUSH_DELAYS_MS[Math.min(item.attempts, PUSH_DELAYS_MS.length - 1)] as number;
-        await repo.postponePush(db, item.id, item.body, new Date(deps.clock.now().getTime() + delay), (error as Error).message);
-        unreachable.push(connection.id);
-      }
-      failed++;
-    }
-  }
-  return { sent, failed };
-}
