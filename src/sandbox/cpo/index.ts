@@ -11,13 +11,14 @@ import { EVSE_STATUSES, type EvseStatus, type OcpiEvse, type OcpiLocation } from
 import { backgroundFailures } from '../../platform/background.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
-import { createNetwork } from './network.ts';
+import { createBackgroundWork, sharedPass } from './background-work.ts';
+import { createNetwork, type Network } from './network.ts';
 import { createPeers, type Log, OCPI_VERSION, type RegisterWithOptions } from './peers.ts';
-import { createPush } from './push.ts';
+import { createPush, type Push } from './push.ts';
 import { configurationRoutes } from './routes-configuration.ts';
 import { moduleRoutes, type PageLimits } from './routes-modules.ts';
 import { BASE_PATH, createServer } from './server.ts';
-import { createSimulation, seededRandom } from './simulation.ts';
+import { createSimulation, type SimulationOptions, seededRandom } from './simulation.ts';
 import { createStatusChanges } from './status-changes.ts';
 import * as store from './store.ts';
 
@@ -94,11 +95,8 @@ function positive(name: string, value: number, allowZero = false): number {
   return value;
 }
 
-export async function createCpoSandbox(options: CpoSandboxOptions) {
-  const { db, clock } = options;
-  const log: Log = options.log ?? (() => {});
-  const outboxFailed = backgroundFailures(log, 'sandbox CPO outbox delivery failed');
-  const simulationFailed = backgroundFailures(log, 'sandbox CPO simulation pass failed');
+/** The settings checked before anything is built (the others are checked where they are used). */
+function commonSettings(options: CpoSandboxOptions) {
   const d = CPO_SANDBOX_DEFAULTS;
   const timeCompression = positive('timeCompression', options.timeCompression ?? d.timeCompression);
   const statusChangesPerSecond = positive('statusChangesPerSecond', options.statusChangesPerSecond ?? d.statusChangesPerSecond, true);
@@ -107,16 +105,68 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
   const commandTimeoutSeconds = Math.round(positive('commandTimeoutSeconds', options.commandTimeoutSeconds ?? d.commandTimeoutSeconds));
   const pageLimits: PageLimits = { ...d.pageLimits, ...options.pageLimits };
   for (const [name, value] of Object.entries(pageLimits)) positive(`pageLimits.${name}`, value);
+  return { timeCompression, statusChangesPerSecond, tickMs, requestTimeoutMs, commandTimeoutSeconds, pageLimits };
+}
 
-  const network = createNetwork({ locations: options.locations, seed: options.seed, scenarioParties: options.scenarioParties ?? d.scenarioParties });
-  for (const o of await store.loadEvseStatuses(db)) network.applyStatus(o);
+function simulationOptions(options: CpoSandboxOptions, settings: ReturnType<typeof commonSettings>): SimulationOptions {
+  const d = CPO_SANDBOX_DEFAULTS;
+  return {
+    timeCompression: settings.timeCompression,
+    commandDelayMs: positive('commandDelayMs', options.commandDelayMs ?? d.commandDelayMs, true),
+    activationDelayMs: positive('activationDelayMs', options.activationDelayMs ?? d.activationDelayMs, true),
+    sessionUpdateIntervalMs: positive('sessionUpdateIntervalMs', options.sessionUpdateIntervalMs ?? d.sessionUpdateIntervalMs),
+    commandTimeoutSeconds: settings.commandTimeoutSeconds,
+    lateCdrDelayMs: positive('lateCdrDelayMs', options.lateCdrDelayMs ?? d.lateCdrDelayMs, true),
+    interruptAfterSeconds: positive('interruptAfterSeconds', options.interruptAfterSeconds ?? d.interruptAfterSeconds),
+    noUpdatesEndAfterSeconds: positive('noUpdatesEndAfterSeconds', options.noUpdatesEndAfterSeconds ?? d.noUpdatesEndAfterSeconds),
+    seed: options.seed,
+  };
+}
 
-  let baseUrl = options.publicUrl?.replace(/\/+$/, '');
+/** Our base URL: `publicUrl` when given, else the listening address (known once listening). */
+function sandboxAddress(publicUrl: string | undefined) {
+  let baseUrl = publicUrl?.replace(/\/+$/, '');
   const base = () => {
     if (!baseUrl) throw new Error('the CPO sandbox is not listening yet');
     return baseUrl;
   };
-  const versionsUrl = () => `${base()}${BASE_PATH}/versions`;
+  return {
+    base,
+    versionsUrl: () => `${base()}${BASE_PATH}/versions`,
+    /** Records the listening address as our base URL, unless `publicUrl` was given. */
+    listening(url: () => string): void {
+      baseUrl ??= url();
+    },
+  };
+}
+
+/** Records an EVSE status change (in the network and the database) and pushes it to the eMSPs. */
+async function recordEvseStatus(
+  { db, clock, network, push }: { db: Database; clock: Clock; network: Network; push: Push },
+  location: OcpiLocation,
+  evse: OcpiEvse,
+  status: EvseStatus,
+): Promise<void> {
+  const change = { location_id: location.id, evse_uid: evse.uid, status, last_updated: clock.now() };
+  network.applyStatus(change);
+  await store.saveEvseStatus(db, change);
+  push.pushEvseStatus(location, network.viewEvse(location, evse));
+}
+
+export async function createCpoSandbox(options: CpoSandboxOptions) {
+  const { db, clock } = options;
+  const log: Log = options.log ?? (() => {});
+  const outboxFailed = backgroundFailures(log, 'sandbox CPO outbox delivery failed');
+  const simulationFailed = backgroundFailures(log, 'sandbox CPO simulation pass failed');
+  const d = CPO_SANDBOX_DEFAULTS;
+  const settings = commonSettings(options);
+  const { tickMs, requestTimeoutMs, commandTimeoutSeconds, pageLimits } = settings;
+
+  const network = createNetwork({ locations: options.locations, seed: options.seed, scenarioParties: options.scenarioParties ?? d.scenarioParties });
+  for (const o of await store.loadEvseStatuses(db)) network.applyStatus(o);
+
+  const address = sandboxAddress(options.publicUrl);
+  const { base, versionsUrl } = address;
 
   const peers = createPeers({ db, clock, network, log, versionsUrl, requestTimeoutMs });
   await peers.refresh();
@@ -131,38 +181,9 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     maxStatusPushesInFlight: d.maxStatusPushesInFlight,
   });
 
-  async function setEvseStatus(location: OcpiLocation, evse: OcpiEvse, status: EvseStatus): Promise<void> {
-    const change = { location_id: location.id, evse_uid: evse.uid, status, last_updated: clock.now() };
-    network.applyStatus(change);
-    await store.saveEvseStatus(db, change);
-    push.pushEvseStatus(location, network.viewEvse(location, evse));
-  }
+  const setEvseStatus = (location: OcpiLocation, evse: OcpiEvse, status: EvseStatus) => recordEvseStatus({ db, clock, network, push }, location, evse, status);
 
-  let started = false;
-  let closed = false;
-  let delivering: Promise<void> | undefined;
-  let deliverAgain = false;
-  let simulating: Promise<void> | undefined;
-  const timers: NodeJS.Timeout[] = [];
-
-  /** Delivers the due outbox; concurrent calls share one pass (and one more if asked meanwhile). */
-  function deliverOutbox(): Promise<void> {
-    if (delivering) {
-      deliverAgain = true;
-      return delivering;
-    }
-    delivering = (async () => {
-      do {
-        deliverAgain = false;
-        await push.deliverDue();
-      } while (deliverAgain && !closed);
-    })()
-      .catch(outboxFailed)
-      .finally(() => {
-        delivering = undefined;
-      });
-    return delivering;
-  }
+  const background = createBackgroundWork(tickMs, () => push.deliverDue(), outboxFailed);
 
   const simulation = createSimulation({
     db,
@@ -172,43 +193,24 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     push,
     log,
     setEvseStatus,
-    kickOutbox: () => {
-      if (started && !closed) setImmediate(() => void deliverOutbox());
-    },
-    options: {
-      timeCompression,
-      commandDelayMs: positive('commandDelayMs', options.commandDelayMs ?? d.commandDelayMs, true),
-      activationDelayMs: positive('activationDelayMs', options.activationDelayMs ?? d.activationDelayMs, true),
-      sessionUpdateIntervalMs: positive('sessionUpdateIntervalMs', options.sessionUpdateIntervalMs ?? d.sessionUpdateIntervalMs),
-      commandTimeoutSeconds,
-      lateCdrDelayMs: positive('lateCdrDelayMs', options.lateCdrDelayMs ?? d.lateCdrDelayMs, true),
-      interruptAfterSeconds: positive('interruptAfterSeconds', options.interruptAfterSeconds ?? d.interruptAfterSeconds),
-      noUpdatesEndAfterSeconds: positive('noUpdatesEndAfterSeconds', options.noUpdatesEndAfterSeconds ?? d.noUpdatesEndAfterSeconds),
-      seed: options.seed,
-    },
+    kickOutbox: background.kickOutbox,
+    options: simulationOptions(options, settings),
   });
   await simulation.init();
 
   const statusChanges = createStatusChanges({
     network,
-    perSecond: statusChangesPerSecond,
+    perSecond: settings.statusChangesPerSecond,
     random: seededRandom(options.seed ^ 0x5bd1e995),
     mayChange: (location, evse) => !simulation.isOccupied(location.id, evse.uid) && push.hasStatusRoom(),
     apply: setEvseStatus,
   });
 
   /** One simulation pass: due command answers, open sessions, status changes. Overlapping calls share a pass. */
-  function simulate(): Promise<void> {
-    simulating ??= (async () => {
-      await simulation.tick();
-      await statusChanges.pass(clock.now().getTime());
-    })()
-      .catch(simulationFailed)
-      .finally(() => {
-        simulating = undefined;
-      });
-    return simulating;
-  }
+  const simulationPass = sharedPass(async () => {
+    await simulation.tick();
+    await statusChanges.pass(clock.now().getTime());
+  }, simulationFailed);
 
   const server = createServer({ clock, peers, log, tls: options.tls, hangMs: positive('hangMs', options.hangMs ?? d.hangMs) }, (app, http) => {
     configurationRoutes({ clock, peers, baseUrl: base })(app);
@@ -233,7 +235,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
       const host = listenOptions.host ?? '127.0.0.1';
       await server.app.listen({ port: listenOptions.port, host });
       const { port } = server.app.server.address() as AddressInfo;
-      baseUrl ??= `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      address.listening(() => `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`);
       return versionsUrl();
     },
 
@@ -258,31 +260,22 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     outbox: (sessionId?: string) => store.listOutbox(db, sessionId),
 
     /** Runs the simulation, status changes and outbox delivery every `tickMs` (the outbox also at once after a change). */
-    startBackgroundWork(): void {
-      if (started || closed) return;
-      started = true;
-      timers.push(
-        setInterval(() => void simulate(), tickMs),
-        setInterval(() => void deliverOutbox(), tickMs),
-      );
-      for (const timer of timers) timer.unref();
-    },
+    startBackgroundWork: (): void => background.start(simulationPass.run),
 
     /** One pass of everything due, awaited (tests with a manual clock). */
     async runDueWork(): Promise<void> {
-      await simulate();
+      await simulationPass.run();
       await simulation.idle();
-      await deliverOutbox();
+      await background.deliverOutbox();
       await push.idle();
     },
 
     async close(): Promise<void> {
-      closed = true;
-      for (const timer of timers) clearInterval(timer);
+      background.stop();
       await server.close();
-      await simulating;
+      await simulationPass.running();
       await simulation.idle();
-      await delivering;
+      await background.outboxRunning();
       await push.idle();
     },
   };

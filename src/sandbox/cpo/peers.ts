@@ -1,21 +1,18 @@
-// Credentials bookkeeping (credentials.asciidoc) with the eMSP platforms the
-// sandbox is connected to, in both directions: an eMSP registers with a
-// TOKEN_A we issued (POST on our credentials endpoint), or we register with an
-// eMSP given its versions URL and TOKEN_A. PUT renews, DELETE unregisters.
+// The eMSP platforms the sandbox is connected to (peers), and how each is
+// found and called: its endpoints, token and routing party. The credentials
+// exchanges that connect and disconnect them are in registration.ts.
 // Registered peers are cached in memory; the database is the truth.
-import { randomBytes, randomUUID } from 'node:crypto';
-import { type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi-protocol/client.ts';
-import type { Credentials, CredentialsRole } from '../../ocpi-protocol/credentials.ts';
-import { OCPI_STATUS, OcpiError, type PartyRef, tokenCandidates } from '../../ocpi-protocol/transport.ts';
-import { parseCredentials, parseVersionDetails, parseVersions } from '../../ocpi-protocol/validate.ts';
-import type { Endpoint } from '../../ocpi-protocol/versions.ts';
+import type { OcpiPeerAuth } from '../../ocpi-protocol/client.ts';
+import type { Credentials } from '../../ocpi-protocol/credentials.ts';
+import { type PartyRef, tokenCandidates } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import type { Network } from './network.ts';
+import * as registration from './registration.ts';
 import type { Peer } from './store.ts';
 import * as store from './store.ts';
 
-export const OCPI_VERSION = '2.2.1';
+export { OCPI_VERSION, type RegisterWithOptions, type Registration } from './registration.ts';
 
 export type Log = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 
@@ -35,38 +32,20 @@ export interface Authenticated {
   tokenA: boolean;
 }
 
-export interface RegisterWithOptions {
-  /** The eMSP's versions URL. */
-  versionsUrl: string;
-  /** The eMSP's registration token (its TOKEN_A for us). */
-  token: string;
-  /** For an eMSP on loopback with a self-signed certificate. */
-  pinnedCertificatePem?: string;
-}
-
-export interface Registration {
-  peerId: string;
-  version: string;
-  roles: CredentialsRole[];
-  endpoints: Endpoint[];
-}
-
-/** A new credentials token: 43 URL-safe characters, never valid Base64 (so never mistaken for an encoded one). */
-const newToken = () => randomBytes(32).toString('base64url');
-
-const notAllowed = (message: string) => new OcpiError(405, OCPI_STATUS.clientError, message);
-/** Registration problems reached the OCPI layer: HTTP 200, a 3xxx status code. */
-const registrationError = (code: number, message: string) => new OcpiError(200, code, message);
-
-function schemaMessage(what: string, errors: { path: string; message: string }[]): string {
-  return `${what}: ${errors
-    .slice(0, 5)
-    .map((e) => `${e.path || '/'} ${e.message}`)
-    .join('; ')}`;
+/** The peer of an Authorization header, trying the Base64-decoded token first, then the value as sent. */
+async function authenticate(db: Database, header: string | undefined): Promise<Authenticated | undefined> {
+  const candidates = tokenCandidates(header);
+  if (!candidates) return undefined;
+  for (const token of [candidates.decoded, candidates.raw]) {
+    if (token === undefined) continue;
+    const found = await store.findPeerByToken(db, token);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 export function createPeers(deps: PeersDeps) {
-  const { db, clock, network, log } = deps;
+  const { db } = deps;
   const registered = new Map<string, Peer>();
 
   async function refresh(): Promise<void> {
@@ -75,89 +54,10 @@ export function createPeers(deps: PeersDeps) {
     for (const peer of peers) registered.set(peer.id, peer);
   }
 
-  const ourRoles = (): CredentialsRole[] =>
-    network.parties.map((p) => ({
-      role: 'CPO',
-      business_details: { name: p.name, website: p.website },
-      party_id: p.party_id,
-      country_code: p.country_code,
-    }));
-
-  const ourCredentials = (token: string): Credentials => ({ token, url: deps.versionsUrl(), roles: ourRoles() });
-
-  /** Fetches a peer's versions and the 2.2.1 endpoints; an unencoded token is tried when the Base64 one is refused. */
-  async function discover(versionsUrl: string, auth: OcpiPeerAuth): Promise<{ endpoints: Endpoint[]; rawToken: boolean }> {
-    let url: URL;
-    try {
-      url = new URL(versionsUrl);
-    } catch {
-      throw new OcpiError(400, OCPI_STATUS.invalidParameters, 'url is not a URL');
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OcpiError(400, OCPI_STATUS.invalidParameters, 'url must be http or https');
-    const timeoutMs = deps.requestTimeoutMs;
-    const retries = 1;
-    let rawToken = auth.rawToken ?? false;
-    let versions: unknown;
-    try {
-      versions = (await ocpiData({ ...auth, rawToken }, { method: 'GET', url: versionsUrl, timeoutMs, retries })).data;
-    } catch (error) {
-      if (!(error instanceof OcpiTransportError) || error.httpStatus !== 401 || rawToken) throw error;
-      rawToken = true;
-      versions = (await ocpiData({ ...auth, rawToken }, { method: 'GET', url: versionsUrl, timeoutMs, retries })).data;
-    }
-    const parsedVersions = parseVersions(versions);
-    if (!parsedVersions.ok)
-      throw registrationError(OCPI_STATUS.unableToUseClientApi, schemaMessage('the versions endpoint answered an invalid list', parsedVersions.errors));
-    const version = parsedVersions.value.find((v) => v.version === OCPI_VERSION);
-    if (!version) throw registrationError(OCPI_STATUS.unsupportedVersion, `no OCPI ${OCPI_VERSION} among the versions offered`);
-    const details = parseVersionDetails((await ocpiData({ ...auth, rawToken }, { method: 'GET', url: version.url, timeoutMs, retries })).data);
-    if (!details.ok) throw registrationError(OCPI_STATUS.unableToUseClientApi, schemaMessage('the version details are invalid', details.errors));
-    return { endpoints: details.value.endpoints, rawToken };
-  }
-
-  /** discover() for a peer registering with us: its failures are answered as 3001 (or the 3xxx/2001 they already are). */
-  async function discoverPeer(credentials: Credentials, pinned: string | null): Promise<{ endpoints: Endpoint[]; rawToken: boolean }> {
-    try {
-      return await discover(credentials.url, { token: credentials.token, ...(pinned ? { pinnedCertificatePem: pinned } : {}) });
-    } catch (error) {
-      if (error instanceof OcpiError) throw error;
-      throw registrationError(OCPI_STATUS.unableToUseClientApi, `could not use your API: ${(error as Error).message}`);
-    }
-  }
-
-  function parseBody(body: unknown): Credentials {
-    const parsed = parseCredentials(body);
-    if (!parsed.ok) throw new OcpiError(400, OCPI_STATUS.invalidParameters, schemaMessage('invalid credentials', parsed.errors));
-    return parsed.value;
-  }
-
-  async function connect(peer: Peer, body: unknown, status: 'PENDING' | 'REGISTERED'): Promise<Credentials> {
-    const credentials = parseBody(body);
-    const found = await discoverPeer(credentials, peer.pinnedCertificate);
-    const ourToken = newToken();
-    await store.updatePeer(
-      db,
-      peer.id,
-      {
-        status: 'REGISTERED',
-        tokenA: null,
-        ourToken,
-        theirToken: credentials.token,
-        theirVersionsUrl: credentials.url,
-        version: OCPI_VERSION,
-        endpoints: found.endpoints,
-        roles: credentials.roles,
-        rawToken: found.rawToken,
-      },
-      clock.now(),
-    );
-    await refresh();
-    log('info', status === 'PENDING' ? 'an eMSP registered' : 'an eMSP updated its credentials', { peer: peer.id, versionsUrl: credentials.url });
-    return ourCredentials(ourToken);
-  }
+  const ctx: registration.RegistrationContext = { ...deps, refresh };
 
   return {
-    ourCredentials,
+    ourCredentials: (token: string): Credentials => registration.ourCredentials(ctx, token),
     refresh,
 
     /** Registered peers, from the cache. */
@@ -189,115 +89,25 @@ export function createPeers(deps: PeersDeps) {
     },
 
     /** The peer of an Authorization header, trying the Base64-decoded token first, then the value as sent. */
-    async authenticate(header: string | undefined): Promise<Authenticated | undefined> {
-      const candidates = tokenCandidates(header);
-      if (!candidates) return undefined;
-      for (const token of [candidates.decoded, candidates.raw]) {
-        if (token === undefined) continue;
-        const found = await store.findPeerByToken(db, token);
-        if (found) return found;
-      }
-      return undefined;
-    },
+    authenticate: (header: string | undefined): Promise<Authenticated | undefined> => authenticate(db, header),
 
     /** A registration token for one eMSP; `pinnedCertificatePem` when its API is https with a self-signed certificate. */
-    async issueTokenA(options: { pinnedCertificatePem?: string } = {}): Promise<string> {
-      const token = newToken();
-      const peer: Peer = {
-        id: randomUUID(),
-        status: 'PENDING',
-        tokenA: token,
-        ourToken: null,
-        theirToken: null,
-        theirVersionsUrl: null,
-        version: null,
-        endpoints: [],
-        roles: [],
-        pinnedCertificate: options.pinnedCertificatePem ?? null,
-        rawToken: false,
-      };
-      await store.insertPeer(db, peer, clock.now());
-      return token;
-    },
+    issueTokenA: (options: { pinnedCertificatePem?: string } = {}): Promise<string> => registration.issueTokenA(ctx, options),
 
     /** GET on our credentials endpoint. */
-    current(auth: Authenticated): Credentials {
-      if (auth.peer.status !== 'REGISTERED' || !auth.peer.ourToken) throw notAllowed('not registered: register with POST first');
-      return ourCredentials(auth.peer.ourToken);
-    },
+    current: (auth: Authenticated): Credentials => registration.current(ctx, auth),
 
     /** POST: the eMSP registers with the TOKEN_A we issued. */
-    register(auth: Authenticated, body: unknown): Promise<Credentials> {
-      if (!auth.tokenA || auth.peer.status !== 'PENDING') throw notAllowed('already registered: use PUT to update the credentials');
-      return connect(auth.peer, body, 'PENDING');
-    },
+    register: (auth: Authenticated, body: unknown): Promise<Credentials> => registration.register(ctx, auth, body),
 
     /** PUT: new credentials (and endpoints) of a registered eMSP; it gets a new token. */
-    update(auth: Authenticated, body: unknown): Promise<Credentials> {
-      if (auth.tokenA || auth.peer.status !== 'REGISTERED') throw notAllowed('not registered: register with POST first');
-      return connect(auth.peer, body, 'REGISTERED');
-    },
+    update: (auth: Authenticated, body: unknown): Promise<Credentials> => registration.update(ctx, auth, body),
 
     /** DELETE: the eMSP unregisters; its token stops working and pending pushes to it are given up. */
-    async unregister(auth: Authenticated): Promise<void> {
-      if (auth.tokenA || auth.peer.status !== 'REGISTERED') throw notAllowed('not registered');
-      const now = clock.now();
-      await store.updatePeer(db, auth.peer.id, { status: 'UNREGISTERED', ourToken: null }, now);
-      await store.failPeerOutbox(db, auth.peer.id, now);
-      await refresh();
-      log('info', 'an eMSP unregistered', { peer: auth.peer.id });
-    },
+    unregister: (auth: Authenticated): Promise<void> => registration.unregister(ctx, auth),
 
     /** We register with an eMSP: its versions (with its TOKEN_A), version 2.2.1, then POST our credentials. */
-    async registerWith(options: RegisterWithOptions): Promise<Registration> {
-      const pinned = options.pinnedCertificatePem ? { pinnedCertificatePem: options.pinnedCertificatePem } : {};
-      const found = await discover(options.versionsUrl, { token: options.token, ...pinned });
-      const credentialsUrl = found.endpoints.find((e) => e.identifier === 'credentials')?.url;
-      if (!credentialsUrl) throw new Error(`the eMSP at ${options.versionsUrl} offers no credentials endpoint`);
-      const ourToken = newToken();
-      const peer: Peer = {
-        id: randomUUID(),
-        status: 'REGISTERING',
-        tokenA: null,
-        ourToken,
-        theirToken: options.token,
-        theirVersionsUrl: options.versionsUrl,
-        version: OCPI_VERSION,
-        endpoints: found.endpoints,
-        roles: [],
-        pinnedCertificate: options.pinnedCertificatePem ?? null,
-        rawToken: found.rawToken,
-      };
-      await store.insertPeer(db, peer, clock.now());
-      try {
-        const { data } = await ocpiData(
-          { token: options.token, rawToken: found.rawToken, ...pinned },
-          { method: 'POST', url: credentialsUrl, body: ourCredentials(ourToken), timeoutMs: deps.requestTimeoutMs },
-        );
-        const parsed = parseCredentials(data);
-        if (!parsed.ok) throw new Error(schemaMessage('the eMSP answered invalid credentials', parsed.errors));
-        const theirs = parsed.value;
-        // From now on we use its new token, also for its versions (which may have moved).
-        let endpoints = found.endpoints;
-        try {
-          endpoints = (await discover(theirs.url, { token: theirs.token, rawToken: found.rawToken, ...pinned })).endpoints;
-        } catch (error) {
-          log('warn', 'could not fetch the eMSP endpoints with its new token; keeping those read at registration', { err: (error as Error).message });
-        }
-        await store.updatePeer(
-          db,
-          peer.id,
-          { status: 'REGISTERED', theirToken: theirs.token, theirVersionsUrl: theirs.url, endpoints, roles: theirs.roles },
-          clock.now(),
-        );
-        await refresh();
-        log('info', 'registered with an eMSP', { peer: peer.id, versionsUrl: theirs.url });
-        return { peerId: peer.id, version: OCPI_VERSION, roles: theirs.roles, endpoints };
-      } catch (error) {
-        await store.deletePeer(db, peer.id);
-        throw error;
-      }
-    },
+    registerWith: (options: registration.RegisterWithOptions): Promise<registration.Registration> => registration.registerWith(ctx, options),
   };
 }
 

@@ -54,8 +54,144 @@ function describe(reply: OcpiReply): string {
   return `HTTP ${reply.status}${e ? ` OCPI ${e.status_code}${e.status_message ? ` (${e.status_message.slice(0, 200)})` : ''}` : ' without an OCPI envelope'}`;
 }
 
-export function createPush(deps: PushDeps) {
+/** The OCPI-from/-to headers of a message from one of our parties to a peer (only OCPI-from when the peer has no role). */
+function routing(peers: Peers, from: PartyRef, peer: Peer): Record<string, string> {
+  const to = peers.party(peer);
+  return to ? routingHeaders(from, to) : { 'OCPI-from-country-code': from.country_code, 'OCPI-from-party-id': from.party_id };
+}
+
+async function patchEvse(deps: PushDeps, peer: Peer, location: OcpiLocation, evse: OcpiEvse): Promise<void> {
+  const { peers, log } = deps;
+  const base = peers.endpoint(peer, 'locations', 'RECEIVER');
+  if (!base) return;
+  try {
+    const reply = await ocpiRequest(peers.auth(peer), {
+      method: 'PATCH',
+      url: joinUrl(base, location.country_code, location.party_id, location.id, evse.uid),
+      body: { status: evse.status, last_updated: evse.last_updated },
+      headers: routing(peers, location, peer),
+      timeoutMs: deps.requestTimeoutMs,
+      retries: 1,
+    });
+    if (!accepted(reply)) log('warn', 'EVSE status push refused', { peer: peer.id, evse: evse.uid, answer: describe(reply) });
+  } catch (error) {
+    log('warn', 'EVSE status push failed', { peer: peer.id, evse: evse.uid, err: (error as Error).message });
+  }
+}
+
+/** POSTs a CommandResult to the command's response_url. */
+async function postCommandResult({ peers, log, requestTimeoutMs }: PushDeps, peer: Peer, url: string, result: CommandResult): Promise<boolean> {
+  try {
+    // Short and few: a session waits for its command result to go out.
+    const reply = await ocpiRequest(peers.auth(peer), { method: 'POST', url, body: result, timeoutMs: Math.min(requestTimeoutMs, 5_000), retries: 1 });
+    if (!accepted(reply)) log('warn', 'the eMSP refused a command result', { peer: peer.id, url, answer: describe(reply) });
+    return accepted(reply);
+  } catch (error) {
+    log('warn', 'could not post a command result', { peer: peer.id, url, err: (error as Error).message });
+    return false;
+  }
+}
+
+/** Sends one outbox message; a Session PATCH answered 404 is sent again as a PUT of the whole current Session. */
+async function send({ db, peers, requestTimeoutMs }: PushDeps, peer: Peer, entry: OutboxEntry): Promise<OcpiReply> {
+  let reply = await ocpiRequest(peers.auth(peer), {
+    method: entry.method,
+    url: entry.url,
+    body: entry.body,
+    headers: entry.routing,
+    timeoutMs: requestTimeoutMs,
+    retries: 0,
+  });
+  if (entry.kind === 'session_patch' && reply.status === 404) {
+    const session = await store.findSession(db, entry.orderingKey);
+    if (session) {
+      reply = await ocpiRequest(peers.auth(peer), {
+        method: 'PUT',
+        url: entry.url,
+        body: session.data,
+        headers: entry.routing,
+        timeoutMs: requestTimeoutMs,
+        retries: 0,
+      });
+    }
+  }
+  return reply;
+}
+
+/** One attempt at an outbox message, recorded: delivered, to be retried (with backoff), or given up. */
+async function deliver(deps: PushDeps, entry: OutboxEntry): Promise<'delivered' | 'retry' | 'failed'> {
   const { db, clock, peers, log } = deps;
+  const peer = peers.get(entry.peerId);
+  const now = clock.now();
+  if (!peer) {
+    await store.recordOutcome(db, entry.id, {
+      delivered: false,
+      failed: true,
+      status: null,
+      error: 'the peer is not registered',
+      nextAttemptAt: null,
+      at: now,
+    });
+    return 'failed';
+  }
+  let status: number | null = null;
+  let error: string | null = null;
+  let location: string | null = null;
+  let ok = false;
+  let giveUpNow = false;
+  try {
+    const reply = await send(deps, peer, entry);
+    status = reply.status;
+    ok = accepted(reply);
+    if (!ok) {
+      error = describe(reply);
+      giveUpNow = permanent(reply);
+    }
+    const header = reply.headers.location;
+    location = typeof header === 'string' ? header : null;
+  } catch (e) {
+    error = (e as Error).message;
+  }
+  const at = clock.now();
+  const maxAgeMs = entry.kind === 'cdr' ? deps.giveUpAfterMs : Math.min(deps.giveUpAfterMs, SESSION_GIVE_UP_MS);
+  const giveUp = !ok && (giveUpNow || at.getTime() - entry.createdAt.getTime() >= maxAgeMs);
+  const delay = Math.min(MAX_RETRY_DELAY_MS, deps.retryBaseMs * 2 ** Math.max(0, entry.attempts - 1)) * (0.75 + Math.random() * 0.5);
+  await store.recordOutcome(db, entry.id, {
+    delivered: ok,
+    failed: giveUp,
+    status,
+    error,
+    nextAttemptAt: ok || giveUp ? null : new Date(at.getTime() + delay),
+    location,
+    at,
+  });
+  if (!ok)
+    log(giveUp ? 'error' : 'warn', giveUp ? 'gave up a push to the eMSP' : 'push to the eMSP failed, will retry', {
+      kind: entry.kind,
+      key: entry.orderingKey,
+      attempts: entry.attempts,
+      error,
+    });
+  return ok ? 'delivered' : giveUp ? 'failed' : 'retry';
+}
+
+/** Sends every due outbox message (oldest of each session first); returns how many were accepted. */
+async function deliverDue(deps: PushDeps): Promise<number> {
+  const { db, clock } = deps;
+  let delivered = 0;
+  for (;;) {
+    const now = clock.now();
+    const due = await store.claimDue(db, now, new Date(now.getTime() + LEASE_MS), 20);
+    if (due.length === 0) return delivered;
+    const outcomes = await Promise.all(due.map((entry) => deliver(deps, entry)));
+    delivered += outcomes.filter((o) => o === 'delivered').length;
+    // Failed ones are due again only later; delivered ones let the next message of their session go.
+    if (outcomes.every((o) => o === 'retry')) return delivered;
+  }
+}
+
+export function createPush(deps: PushDeps) {
+  const { peers } = deps;
   let statusInFlight = 0;
   const tasks = new Set<Promise<unknown>>();
 
@@ -65,106 +201,8 @@ export function createPush(deps: PushDeps) {
     return promise;
   }
 
-  function routing(from: PartyRef, peer: Peer): Record<string, string> {
-    const to = peers.party(peer);
-    return to ? routingHeaders(from, to) : { 'OCPI-from-country-code': from.country_code, 'OCPI-from-party-id': from.party_id };
-  }
-
-  async function patchEvse(peer: Peer, location: OcpiLocation, evse: OcpiEvse): Promise<void> {
-    const base = peers.endpoint(peer, 'locations', 'RECEIVER');
-    if (!base) return;
-    try {
-      const reply = await ocpiRequest(peers.auth(peer), {
-        method: 'PATCH',
-        url: joinUrl(base, location.country_code, location.party_id, location.id, evse.uid),
-        body: { status: evse.status, last_updated: evse.last_updated },
-        headers: routing(location, peer),
-        timeoutMs: deps.requestTimeoutMs,
-        retries: 1,
-      });
-      if (!accepted(reply)) log('warn', 'EVSE status push refused', { peer: peer.id, evse: evse.uid, answer: describe(reply) });
-    } catch (error) {
-      log('warn', 'EVSE status push failed', { peer: peer.id, evse: evse.uid, err: (error as Error).message });
-    }
-  }
-
-  async function deliver(entry: OutboxEntry): Promise<'delivered' | 'retry' | 'failed'> {
-    const peer = peers.get(entry.peerId);
-    const now = clock.now();
-    if (!peer) {
-      await store.recordOutcome(db, entry.id, {
-        delivered: false,
-        failed: true,
-        status: null,
-        error: 'the peer is not registered',
-        nextAttemptAt: null,
-        at: now,
-      });
-      return 'failed';
-    }
-    let status: number | null = null;
-    let error: string | null = null;
-    let location: string | null = null;
-    let ok = false;
-    let giveUpNow = false;
-    try {
-      let reply = await ocpiRequest(peers.auth(peer), {
-        method: entry.method,
-        url: entry.url,
-        body: entry.body,
-        headers: entry.routing,
-        timeoutMs: deps.requestTimeoutMs,
-        retries: 0,
-      });
-      if (entry.kind === 'session_patch' && reply.status === 404) {
-        const session = await store.findSession(db, entry.orderingKey);
-        if (session) {
-          reply = await ocpiRequest(peers.auth(peer), {
-            method: 'PUT',
-            url: entry.url,
-            body: session.data,
-            headers: entry.routing,
-            timeoutMs: deps.requestTimeoutMs,
-            retries: 0,
-          });
-        }
-      }
-      status = reply.status;
-      ok = accepted(reply);
-      if (!ok) {
-        error = describe(reply);
-        giveUpNow = permanent(reply);
-      }
-      const header = reply.headers.location;
-      location = typeof header === 'string' ? header : null;
-    } catch (e) {
-      error = (e as Error).message;
-    }
-    const at = clock.now();
-    const maxAgeMs = entry.kind === 'cdr' ? deps.giveUpAfterMs : Math.min(deps.giveUpAfterMs, SESSION_GIVE_UP_MS);
-    const giveUp = !ok && (giveUpNow || at.getTime() - entry.createdAt.getTime() >= maxAgeMs);
-    const delay = Math.min(MAX_RETRY_DELAY_MS, deps.retryBaseMs * 2 ** Math.max(0, entry.attempts - 1)) * (0.75 + Math.random() * 0.5);
-    await store.recordOutcome(db, entry.id, {
-      delivered: ok,
-      failed: giveUp,
-      status,
-      error,
-      nextAttemptAt: ok || giveUp ? null : new Date(at.getTime() + delay),
-      location,
-      at,
-    });
-    if (!ok)
-      log(giveUp ? 'error' : 'warn', giveUp ? 'gave up a push to the eMSP' : 'push to the eMSP failed, will retry', {
-        kind: entry.kind,
-        key: entry.orderingKey,
-        attempts: entry.attempts,
-        error,
-      });
-    return ok ? 'delivered' : giveUp ? 'failed' : 'retry';
-  }
-
   return {
-    routing,
+    routing: (from: PartyRef, peer: Peer): Record<string, string> => routing(peers, from, peer),
     track,
     /** Settles when every push started so far has finished. */
     async idle(): Promise<void> {
@@ -178,36 +216,15 @@ export function createPush(deps: PushDeps) {
     pushEvseStatus(location: OcpiLocation, evse: OcpiEvse): void {
       for (const peer of peers.registered()) {
         statusInFlight++;
-        void track(patchEvse(peer, location, evse).finally(() => statusInFlight--));
+        void track(patchEvse(deps, peer, location, evse).finally(() => statusInFlight--));
       }
     },
 
     /** POSTs a CommandResult to the command's response_url. */
-    async postCommandResult(peer: Peer, url: string, result: CommandResult): Promise<boolean> {
-      try {
-        // Short and few: a session waits for its command result to go out.
-        const reply = await ocpiRequest(peers.auth(peer), { method: 'POST', url, body: result, timeoutMs: Math.min(deps.requestTimeoutMs, 5_000), retries: 1 });
-        if (!accepted(reply)) log('warn', 'the eMSP refused a command result', { peer: peer.id, url, answer: describe(reply) });
-        return accepted(reply);
-      } catch (error) {
-        log('warn', 'could not post a command result', { peer: peer.id, url, err: (error as Error).message });
-        return false;
-      }
-    },
+    postCommandResult: (peer: Peer, url: string, result: CommandResult): Promise<boolean> => postCommandResult(deps, peer, url, result),
 
     /** Sends every due outbox message (oldest of each session first); returns how many were accepted. */
-    async deliverDue(): Promise<number> {
-      let delivered = 0;
-      for (;;) {
-        const now = clock.now();
-        const due = await store.claimDue(db, now, new Date(now.getTime() + LEASE_MS), 20);
-        if (due.length === 0) return delivered;
-        const outcomes = await Promise.all(due.map((entry) => deliver(entry)));
-        delivered += outcomes.filter((o) => o === 'delivered').length;
-        // Failed ones are due again only later; delivered ones let the next message of their session go.
-        if (outcomes.every((o) => o === 'retry')) return delivered;
-      }
-    },
+    deliverDue: (): Promise<number> => deliverDue(deps),
   };
 }
 
