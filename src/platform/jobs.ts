@@ -182,6 +182,232 @@ function errorText(error: unknown): string {
   return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
 }
 
+/**
+ * What a runner's rules share: its settings, and the state of its runs (each runner has its own). The rules
+ * below take it as their first argument; createJobRunner makes it and assembles them.
+ */
+interface RunnerContext {
+  readonly db: Database;
+  readonly clock: Clock;
+  readonly handlers: Record<string, JobHandler>;
+  /** Never throws (see createJobRunner). */
+  readonly log: JobLog;
+  readonly concurrency: number;
+  readonly pollMs: number;
+  readonly leaseMs: number;
+  readonly retryDelay: (attempt: number) => number;
+  /** Worker id stored in locked_by. */
+  readonly id: string;
+  /** The queues this runner claims from: those it has a handler for. */
+  readonly queues: string[];
+  readonly claimFailed: (error: Error) => void;
+  /** Running executions. */
+  readonly active: Set<Promise<void>>;
+  /** Slots taken by claims in flight (the loop and runDue share the concurrency). */
+  reserved: number;
+  /** Jobs this runner holds: id -> the attempt it runs (its lease is renewed). */
+  readonly held: Map<number, number>;
+  heartbeat: NodeJS.Timeout | undefined;
+  stopping: boolean;
+  pending: boolean;
+  wakeUp: (() => void) | undefined;
+}
+
+function wake(ctx: RunnerContext): void {
+  ctx.pending = true;
+  ctx.wakeUp?.();
+}
+
+function waitForWake(ctx: RunnerContext, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (ctx.pending || ctx.stopping) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      ctx.wakeUp = undefined;
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    ctx.wakeUp = done;
+  });
+}
+
+function leaseEnd(ctx: RunnerContext, now: Date): Date {
+  return new Date(now.getTime() + ctx.leaseMs);
+}
+
+/** Takes back jobs whose worker stopped renewing their lease: queued again, or failed if that run was their last. */
+async function recoverExpired(ctx: RunnerContext, now: Date): Promise<void> {
+  const { db, queues, log } = ctx;
+  const { rows } = await db.query<{ id: number; queue: string; state: string; attempts: number; worker: string | null }>(
+    `UPDATE jobs j SET
+       state = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'queued' END,
+       finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::timestamptz END,
+       last_error = 'lease expired: worker ' || coalesce(j.locked_by, '?') || ' stopped during the run',
+       locked_by = NULL, locked_until = NULL, updated_at = $1
+     FROM (SELECT id, locked_by FROM jobs WHERE state = 'running' AND locked_until <= $1 AND queue = ANY($2::text[]) FOR UPDATE SKIP LOCKED) old
+     WHERE j.id = old.id
+     RETURNING j.id, j.queue, j.state, j.attempts, old.locked_by AS worker`,
+    [now, queues],
+  );
+  for (const row of rows) {
+    const fields = { jobId: row.id, queue: row.queue, attempt: row.attempts, worker: row.worker };
+    if (row.state === 'failed') log('error', 'job failed: its worker stopped during its last attempt', fields);
+    else log('warn', 'job taken back: its worker stopped during the run', fields);
+  }
+}
+
+async function claim(ctx: RunnerContext, limit: number): Promise<ClaimedJob[]> {
+  const { db, clock, id, queues } = ctx;
+  if (queues.length === 0) return [];
+  const now = clock.now();
+  await recoverExpired(ctx, now);
+  const { rows } = await db.query<ClaimedJob>(
+    `WITH next AS MATERIALIZED (
+       SELECT id FROM jobs
+       WHERE state = 'queued' AND run_at <= $3 AND queue = ANY($4::text[])
+       ORDER BY run_at, id
+       LIMIT $5
+       FOR UPDATE SKIP LOCKED
+     )
+     UPDATE jobs j SET state = 'running', attempts = j.attempts + 1, locked_by = $1, locked_until = $2, updated_at = $3
+     FROM next WHERE j.id = next.id
+     RETURNING j.id, j.queue, j.key, j.payload, j.attempts, j.max_attempts`,
+    [id, leaseEnd(ctx, now), now, queues, limit],
+  );
+  return rows.sort((a, b) => a.id - b.id);
+}
+
+async function renewLeases(ctx: RunnerContext): Promise<void> {
+  const { db, clock, id, held, log } = ctx;
+  const ids = [...held.keys()];
+  if (ids.length === 0) return;
+  try {
+    const { rows } = await db.query<{ id: number }>(
+      "UPDATE jobs SET locked_until = $1 WHERE id = ANY($2::bigint[]) AND state = 'running' AND locked_by = $3 RETURNING id",
+      [leaseEnd(ctx, clock.now()), ids, id],
+    );
+    const renewed = new Set(rows.map((r) => r.id));
+    for (const jobId of ids) {
+      if (!renewed.has(jobId) && held.delete(jobId))
+        log('warn', 'job lease lost: another worker may run it; this run will not be recorded', { jobId, worker: id });
+    }
+  } catch (error) {
+    log('warn', 'renewing job leases failed; retried', { err: errorText(error), worker: id });
+  }
+}
+
+/** Records a run's outcome if this runner still holds the job (same worker, same attempt). */
+async function finish(ctx: RunnerContext, job: ClaimedJob, set: string, values: unknown[]): Promise<boolean> {
+  const result = await ctx.db.query(
+    `UPDATE jobs SET ${set}, locked_by = NULL, locked_until = NULL
+     WHERE id = $1 AND state = 'running' AND locked_by = $2 AND attempts = $3`,
+    [job.id, ctx.id, job.attempts, ...values],
+  );
+  return result.rowCount === 1;
+}
+
+async function execute(ctx: RunnerContext, job: ClaimedJob): Promise<void> {
+  const { clock, handlers, held, log, retryDelay } = ctx;
+  const fields = { jobId: job.id, queue: job.queue, attempt: job.attempts, worker: ctx.id };
+  let outcome: { ok: true } | { ok: false; error: unknown };
+  try {
+    const handler = handlers[job.queue];
+    if (!handler) throw new Error(`no handler for queue ${job.queue}`);
+    await handler(job.payload as never, { jobId: job.id, queue: job.queue, key: job.key, attempt: job.attempts, maxAttempts: job.max_attempts });
+    outcome = { ok: true };
+  } catch (error) {
+    outcome = { ok: false, error };
+  }
+  if (held.get(job.id) === job.attempts) held.delete(job.id);
+  try {
+    const now = clock.now();
+    let recorded: boolean;
+    if (outcome.ok) {
+      recorded = await finish(ctx, job, "state = 'done', finished_at = $4, updated_at = $4", [now]);
+    } else {
+      const { error } = outcome;
+      const message = errorText(error);
+      const last = job.attempts >= job.max_attempts;
+      if (last) {
+        recorded = await finish(ctx, job, "state = 'failed', finished_at = $4, updated_at = $4, last_error = $5", [now, message]);
+        if (recorded) log('error', 'job failed: no attempts left', { ...fields, maxAttempts: job.max_attempts, err: message });
+      } else {
+        const later = error instanceof RetryLater;
+        const delay = later ? error.delayMs : Math.max(0, retryDelay(job.attempts));
+        const runAt = new Date(now.getTime() + delay);
+        recorded = await finish(ctx, job, "state = 'queued', run_at = $5, updated_at = $4, last_error = $6", [now, runAt, message]);
+        if (recorded) {
+          if (later) log('info', 'job asked to run again later', { ...fields, delayMs: delay, reason: message });
+          else log('warn', 'job attempt failed; retried later', { ...fields, delayMs: delay, err: message });
+        }
+      }
+    }
+    if (!recorded) log('warn', 'job outcome discarded: its lease was lost and the job taken back', { ...fields, ok: outcome.ok });
+  } catch (error) {
+    // The lease is no longer renewed: once it expires the job is taken back and run again.
+    log('error', 'recording a job outcome failed; the job will run again when its lease expires', { ...fields, err: errorText(error) });
+  }
+}
+
+function launch(ctx: RunnerContext, job: ClaimedJob): void {
+  const { active, held, leaseMs } = ctx;
+  held.set(job.id, job.attempts);
+  if (!ctx.heartbeat) {
+    ctx.heartbeat = setInterval(() => void renewLeases(ctx), Math.max(10, Math.floor(leaseMs / 3)));
+    ctx.heartbeat.unref();
+  }
+  const run: Promise<void> = execute(ctx, job).finally(() => {
+    active.delete(run);
+    if (active.size === 0 && ctx.heartbeat) {
+      clearInterval(ctx.heartbeat);
+      ctx.heartbeat = undefined;
+    }
+    wake(ctx);
+  });
+  active.add(run);
+}
+
+/** Claims into the free slots; true if it took as many jobs as it asked for (more may be due). */
+async function fill(ctx: RunnerContext): Promise<{ claimed: number; full: boolean }> {
+  const want = ctx.concurrency - ctx.active.size - ctx.reserved;
+  if (want <= 0 || ctx.stopping) return { claimed: 0, full: false };
+  ctx.reserved += want;
+  let jobs: ClaimedJob[];
+  try {
+    jobs = await claim(ctx, want);
+  } finally {
+    ctx.reserved -= want;
+  }
+  for (const job of jobs) launch(ctx, job);
+  return { claimed: jobs.length, full: jobs.length === want };
+}
+
+async function runLoop(ctx: RunnerContext): Promise<void> {
+  while (!ctx.stopping) {
+    ctx.pending = false;
+    try {
+      let result = await fill(ctx);
+      while (result.full) result = await fill(ctx);
+    } catch (error) {
+      ctx.claimFailed(error instanceof Error ? error : new Error(errorText(error)));
+      ctx.pending = false;
+    }
+    if (!ctx.stopping) await waitForWake(ctx, ctx.pollMs);
+  }
+}
+
+async function drain(ctx: RunnerContext): Promise<number> {
+  let count = 0;
+  for (;;) {
+    const { claimed, full } = await fill(ctx);
+    count += claimed;
+    if (full) continue;
+    // Nothing running and nothing (more) due: done. Otherwise a finished run frees a slot (and may have made jobs due).
+    if (ctx.active.size === 0) return count;
+    await Promise.race(ctx.active);
+  }
+}
+
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const { db, clock, handlers } = options;
   // A throwing logger must not break the loop nor leave a rejected promise behind.
@@ -200,238 +426,61 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     (level, message, fields) => log(level, message, { ...fields, worker: id }),
     'claiming jobs failed; retried at the next poll',
   );
-
-  /** Running executions. */
-  const active = new Set<Promise<void>>();
-  /** Slots taken by claims in flight (the loop and runDue share the concurrency). */
-  let reserved = 0;
-  /** Jobs this runner holds: id -> the attempt it runs (its lease is renewed). */
-  const held = new Map<number, number>();
-  let heartbeat: NodeJS.Timeout | undefined;
+  const ctx: RunnerContext = {
+    db,
+    clock,
+    handlers,
+    log,
+    concurrency,
+    pollMs,
+    leaseMs,
+    retryDelay,
+    id,
+    queues,
+    claimFailed,
+    active: new Set(),
+    reserved: 0,
+    held: new Map(),
+    heartbeat: undefined,
+    stopping: false,
+    pending: false,
+    wakeUp: undefined,
+  };
 
   let loop: Promise<void> | undefined;
   let draining: Promise<number> | undefined;
   let listener: { stop(): Promise<void> } | undefined;
-  let stopping = false;
-  let pending = false;
-  let wakeUp: (() => void) | undefined;
-
-  const wake = () => {
-    pending = true;
-    wakeUp?.();
-  };
-  const waitForWake = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (pending || stopping) return resolve();
-      const done = () => {
-        clearTimeout(timer);
-        wakeUp = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      wakeUp = done;
-    });
-
-  const leaseEnd = (now: Date) => new Date(now.getTime() + leaseMs);
-
-  /** Takes back jobs whose worker stopped renewing their lease: queued again, or failed if that run was their last. */
-  const recoverExpired = async (now: Date) => {
-    const { rows } = await db.query<{ id: number; queue: string; state: string; attempts: number; worker: string | null }>(
-      `UPDATE jobs j SET
-         state = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'queued' END,
-         finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::timestamptz END,
-         last_error = 'lease expired: worker ' || coalesce(j.locked_by, '?') || ' stopped during the run',
-         locked_by = NULL, locked_until = NULL, updated_at = $1
-       FROM (SELECT id, locked_by FROM jobs WHERE state = 'running' AND locked_until <= $1 AND queue = ANY($2::text[]) FOR UPDATE SKIP LOCKED) old
-       WHERE j.id = old.id
-       RETURNING j.id, j.queue, j.state, j.attempts, old.locked_by AS worker`,
-      [now, queues],
-    );
-    for (const row of rows) {
-      const fields = { jobId: row.id, queue: row.queue, attempt: row.attempts, worker: row.worker };
-      if (row.state === 'failed') log('error', 'job failed: its worker stopped during its last attempt', fields);
-      else log('warn', 'job taken back: its worker stopped during the run', fields);
-    }
-  };
-
-  const claim = async (limit: number): Promise<ClaimedJob[]> => {
-    if (queues.length === 0) return [];
-    const now = clock.now();
-    await recoverExpired(now);
-    const { rows } = await db.query<ClaimedJob>(
-      `WITH next AS MATERIALIZED (
-         SELECT id FROM jobs
-         WHERE state = 'queued' AND run_at <= $3 AND queue = ANY($4::text[])
-         ORDER BY run_at, id
-         LIMIT $5
-         FOR UPDATE SKIP LOCKED
-       )
-       UPDATE jobs j SET state = 'running', attempts = j.attempts + 1, locked_by = $1, locked_until = $2, updated_at = $3
-       FROM next WHERE j.id = next.id
-       RETURNING j.id, j.queue, j.key, j.payload, j.attempts, j.max_attempts`,
-      [id, leaseEnd(now), now, queues, limit],
-    );
-    return rows.sort((a, b) => a.id - b.id);
-  };
-
-  const renewLeases = async () => {
-    const ids = [...held.keys()];
-    if (ids.length === 0) return;
-    try {
-      const { rows } = await db.query<{ id: number }>(
-        "UPDATE jobs SET locked_until = $1 WHERE id = ANY($2::bigint[]) AND state = 'running' AND locked_by = $3 RETURNING id",
-        [leaseEnd(clock.now()), ids, id],
-      );
-      const renewed = new Set(rows.map((r) => r.id));
-      for (const jobId of ids) {
-        if (!renewed.has(jobId) && held.delete(jobId))
-          log('warn', 'job lease lost: another worker may run it; this run will not be recorded', { jobId, worker: id });
-      }
-    } catch (error) {
-      log('warn', 'renewing job leases failed; retried', { err: errorText(error), worker: id });
-    }
-  };
-
-  /** Records a run's outcome if this runner still holds the job (same worker, same attempt). */
-  const finish = async (job: ClaimedJob, set: string, values: unknown[]): Promise<boolean> => {
-    const result = await db.query(
-      `UPDATE jobs SET ${set}, locked_by = NULL, locked_until = NULL
-       WHERE id = $1 AND state = 'running' AND locked_by = $2 AND attempts = $3`,
-      [job.id, id, job.attempts, ...values],
-    );
-    return result.rowCount === 1;
-  };
-
-  const execute = async (job: ClaimedJob): Promise<void> => {
-    const fields = { jobId: job.id, queue: job.queue, attempt: job.attempts, worker: id };
-    let outcome: { ok: true } | { ok: false; error: unknown };
-    try {
-      const handler = handlers[job.queue];
-      if (!handler) throw new Error(`no handler for queue ${job.queue}`);
-      await handler(job.payload as never, { jobId: job.id, queue: job.queue, key: job.key, attempt: job.attempts, maxAttempts: job.max_attempts });
-      outcome = { ok: true };
-    } catch (error) {
-      outcome = { ok: false, error };
-    }
-    if (held.get(job.id) === job.attempts) held.delete(job.id);
-    try {
-      const now = clock.now();
-      let recorded: boolean;
-      if (outcome.ok) {
-        recorded = await finish(job, "state = 'done', finished_at = $4, updated_at = $4", [now]);
-      } else {
-        const { error } = outcome;
-        const message = errorText(error);
-        const last = job.attempts >= job.max_attempts;
-        if (last) {
-          recorded = await finish(job, "state = 'failed', finished_at = $4, updated_at = $4, last_error = $5", [now, message]);
-          if (recorded) log('error', 'job failed: no attempts left', { ...fields, maxAttempts: job.max_attempts, err: message });
-        } else {
-          const later = error instanceof RetryLater;
-          const delay = later ? error.delayMs : Math.max(0, retryDelay(job.attempts));
-          const runAt = new Date(now.getTime() + delay);
-          recorded = await finish(job, "state = 'queued', run_at = $5, updated_at = $4, last_error = $6", [now, runAt, message]);
-          if (recorded) {
-            if (later) log('info', 'job asked to run again later', { ...fields, delayMs: delay, reason: message });
-            else log('warn', 'job attempt failed; retried later', { ...fields, delayMs: delay, err: message });
-          }
-        }
-      }
-      if (!recorded) log('warn', 'job outcome discarded: its lease was lost and the job taken back', { ...fields, ok: outcome.ok });
-    } catch (error) {
-      // The lease is no longer renewed: once it expires the job is taken back and run again.
-      log('error', 'recording a job outcome failed; the job will run again when its lease expires', { ...fields, err: errorText(error) });
-    }
-  };
-
-  const launch = (job: ClaimedJob) => {
-    held.set(job.id, job.attempts);
-    if (!heartbeat) {
-      heartbeat = setInterval(() => void renewLeases(), Math.max(10, Math.floor(leaseMs / 3)));
-      heartbeat.unref();
-    }
-    const run: Promise<void> = execute(job).finally(() => {
-      active.delete(run);
-      if (active.size === 0 && heartbeat) {
-        clearInterval(heartbeat);
-        heartbeat = undefined;
-      }
-      wake();
-    });
-    active.add(run);
-  };
-
-  /** Claims into the free slots; true if it took as many jobs as it asked for (more may be due). */
-  const fill = async (): Promise<{ claimed: number; full: boolean }> => {
-    const want = concurrency - active.size - reserved;
-    if (want <= 0 || stopping) return { claimed: 0, full: false };
-    reserved += want;
-    let jobs: ClaimedJob[];
-    try {
-      jobs = await claim(want);
-    } finally {
-      reserved -= want;
-    }
-    for (const job of jobs) launch(job);
-    return { claimed: jobs.length, full: jobs.length === want };
-  };
-
-  const runLoop = async () => {
-    while (!stopping) {
-      pending = false;
-      try {
-        let result = await fill();
-        while (result.full) result = await fill();
-      } catch (error) {
-        claimFailed(error instanceof Error ? error : new Error(errorText(error)));
-        pending = false;
-      }
-      if (!stopping) await waitForWake(pollMs);
-    }
-  };
-
-  const drain = async (): Promise<number> => {
-    let count = 0;
-    for (;;) {
-      const { claimed, full } = await fill();
-      count += claimed;
-      if (full) continue;
-      // Nothing running and nothing (more) due: done. Otherwise a finished run frees a slot (and may have made jobs due).
-      if (active.size === 0) return count;
-      await Promise.race(active);
-    }
-  };
 
   return {
     id,
     start() {
       if (loop) return;
-      stopping = false;
+      ctx.stopping = false;
       listener = listen(
         db,
         JOBS_CHANNEL,
         (queue) => {
-          if (queue === undefined || queues.includes(queue)) wake();
+          if (queue === undefined || queues.includes(queue)) wake(ctx);
         },
         (error) => log('warn', 'job notifications interrupted; reconnecting (polling meanwhile)', { err: error.message, worker: id }),
       );
-      loop = runLoop()
+      loop = runLoop(ctx)
         .catch((error: unknown) => log('error', 'the job loop stopped on an unexpected error', { err: errorText(error), worker: id }))
         .finally(() => {
           loop = undefined;
         });
     },
     async stop() {
-      stopping = true;
-      wakeUp?.();
+      ctx.stopping = true;
+      ctx.wakeUp?.();
       const closing = listener;
       listener = undefined;
       await Promise.all([closing?.stop(), loop, draining]);
-      while (active.size > 0) await Promise.allSettled([...active]);
-      stopping = false;
+      while (ctx.active.size > 0) await Promise.allSettled([...ctx.active]);
+      ctx.stopping = false;
     },
     runDue() {
-      draining ??= drain().finally(() => {
+      draining ??= drain(ctx).finally(() => {
         draining = undefined;
       });
       return draining;

@@ -84,12 +84,14 @@ function onePerScrape<T>(read: () => Promise<T> | undefined): () => Promise<T | 
   };
 }
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
-  const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'charging_access_' });
-  const registers = [registry];
-  const sources: MetricSources = {};
+/** What each family of metrics is made with: the registries it registers on, and the sources read at scrape time (named by watch()). */
+interface MetricsContext {
+  registers: Registry[];
+  sources: MetricSources;
+}
 
+/** Requests answered and how long each took, by route pattern, method and status code. */
+function httpMetrics({ registers }: MetricsContext) {
   const httpRequests = new Counter({
     name: 'charging_access_http_requests_total',
     help: 'HTTP requests answered, by route pattern (unmatched: no route), method and status code.',
@@ -103,6 +105,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
   });
+  return { httpRequests, httpDuration };
+}
+
+/** Requests refused by rate limiting, by scope. */
+function rateLimitMetrics({ registers }: MetricsContext) {
   const rateLimitRejections = new Counter({
     name: 'charging_access_rate_limit_rejections_total',
     help: 'Requests refused with 429 by rate limiting: client (API clients) or ocpi (OCPI peers).',
@@ -112,7 +119,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
   // Both scopes are shown from the start, so a rate() over them never starts from nothing.
   rateLimitRejections.inc({ scope: 'client' }, 0);
   rateLimitRejections.inc({ scope: 'ocpi' }, 0);
+  return rateLimitRejections;
+}
 
+/** Failed database operations, and the pool's connections read at scrape time. */
+function databaseMetrics({ registers, sources }: MetricsContext) {
   const dbErrors = new Counter({
     name: 'charging_access_db_errors_total',
     help: 'Failed database operations: unavailable (unreachable, restarting, connection lost) or other (a statement failed).',
@@ -133,41 +144,51 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
   poolGauge('charging_access_db_pool_clients', 'Connections the database pool holds open.', (p) => p.totalCount);
   poolGauge('charging_access_db_pool_idle_clients', 'Open pool connections not checked out.', (p) => p.idleCount);
   poolGauge('charging_access_db_pool_waiting_requests', 'Requests waiting for a pool connection.', (p) => p.waitingCount);
+  return dbErrors;
+}
 
+/** A gauge set at each scrape from the figures a source answers: one value per figure, none when the source gave nothing. */
+function scrapedGauge<R>(
+  { registers }: MetricsContext,
+  name: string,
+  help: string,
+  labelNames: string[],
+  figures: () => Promise<R[] | undefined>,
+  value: (figure: R) => { labels: Record<string, string>; value: number },
+): Gauge {
+  return new Gauge({
+    name,
+    help,
+    labelNames,
+    registers,
+    async collect() {
+      this.reset();
+      for (const figure of (await figures()) ?? []) {
+        const sampled = value(figure);
+        this.set(sampled.labels, sampled.value);
+      }
+    },
+  });
+}
+
+/** The figures that live in PostgreSQL, read at scrape time: job queues, OCPI pushes and the Stripe sandbox's webhooks waiting. */
+function backlogGauges(ctx: MetricsContext): void {
+  const { sources } = ctx;
   // Gauges fed by one query set each of their values from the same answer: the first of them to be
   // collected in a scrape asks, the others wait for that answer (gauges are collected in parallel).
   const jobFigures = onePerScrape(() => sources.jobQueues?.());
   const pushFigures = onePerScrape(() => sources.ocpiPushes?.());
   const webhookFigures = onePerScrape(() => sources.stripeWebhooks?.());
-  const scrapedGauge = <R>(
-    name: string,
-    help: string,
-    labelNames: string[],
-    figures: () => Promise<R[] | undefined>,
-    value: (figure: R) => { labels: Record<string, string>; value: number },
-  ) =>
-    new Gauge({
-      name,
-      help,
-      labelNames,
-      registers,
-      async collect() {
-        this.reset();
-        for (const figure of (await figures()) ?? []) {
-          const sampled = value(figure);
-          this.set(sampled.labels, sampled.value);
-        }
-      },
-    });
-  scrapedGauge('charging_access_job_queue_depth', 'Queued jobs (due or scheduled), by queue.', ['queue'], jobFigures, (f) => ({
+  scrapedGauge(ctx, 'charging_access_job_queue_depth', 'Queued jobs (due or scheduled), by queue.', ['queue'], jobFigures, (f) => ({
     labels: { queue: f.queue },
     value: f.queued,
   }));
-  scrapedGauge('charging_access_jobs_running', 'Jobs held by a worker, by queue.', ['queue'], jobFigures, (f) => ({
+  scrapedGauge(ctx, 'charging_access_jobs_running', 'Jobs held by a worker, by queue.', ['queue'], jobFigures, (f) => ({
     labels: { queue: f.queue },
     value: f.running,
   }));
   scrapedGauge(
+    ctx,
     'charging_access_job_queue_oldest_due_seconds',
     'How long the oldest due queued job has waited since it became due, by queue (0: none waits).',
     ['queue'],
@@ -175,6 +196,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     (f) => ({ labels: { queue: f.queue }, value: f.oldestDueSeconds }),
   );
   scrapedGauge(
+    ctx,
     'charging_access_ocpi_push_backlog',
     'OCPI pushes (token pushes) waiting in the outbox to be delivered to CPOs, by module.',
     ['module'],
@@ -182,6 +204,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     (f) => ({ labels: { module: f.module }, value: f.pending }),
   );
   scrapedGauge(
+    ctx,
     'charging_access_ocpi_push_oldest_seconds',
     'Age of the oldest OCPI push (token pushes) waiting in the outbox, by module.',
     ['module'],
@@ -193,6 +216,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     return figures ? [figures] : undefined;
   };
   scrapedGauge(
+    ctx,
     'charging_access_stripe_sandbox_webhook_backlog',
     'Webhook deliveries of the built-in Stripe sandbox not yet delivered (nor given up).',
     [],
@@ -200,20 +224,27 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     (f) => ({ labels: {}, value: f.pending }),
   );
   scrapedGauge(
+    ctx,
     'charging_access_stripe_sandbox_webhook_oldest_seconds',
     'Age of the oldest webhook delivery of the built-in Stripe sandbox not yet delivered.',
     [],
     webhookList,
     (f) => ({ labels: {}, value: f.oldestSeconds }),
   );
+}
 
-  const ocpiCalls = new Counter({
+/** Outbound OCPI calls, by peer, module and outcome. */
+function ocpiMetrics({ registers }: MetricsContext) {
+  return new Counter({
     name: 'charging_access_ocpi_calls_total',
     help: 'Outbound OCPI calls (after their retries), by peer (connection name), module and outcome.',
     labelNames: ['peer', 'module', 'outcome'] as const,
     registers,
   });
+}
 
+/** Payment processor calls, by operation and outcome, and how long they took. */
+function processorMetrics({ registers }: MetricsContext) {
   const processorCalls = new Counter({
     name: 'charging_access_payment_processor_calls_total',
     help: 'Payment processor calls, by operation and outcome (unavailable: a retryable failure).',
@@ -227,7 +258,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers,
   });
+  return { processorCalls, processorDuration };
+}
 
+/** The station catalogue's size, read at scrape time, and how long its reloads take. */
+function catalogueMetrics({ registers, sources }: MetricsContext) {
   new Gauge({
     name: 'charging_access_catalogue_stations',
     help: 'Stations in this process’s station catalogue.',
@@ -244,12 +279,27 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       if (sources.catalogue) this.set(sources.catalogue().evses);
     },
   });
-  const catalogueReload = new Histogram({
+  return new Histogram({
     name: 'charging_access_catalogue_reload_seconds',
     help: 'Time to rebuild the station catalogue from the database.',
     buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80],
     registers,
   });
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'charging_access_' });
+  const sources: MetricSources = {};
+  // Made in this order, so the registry lists them in it.
+  const ctx: MetricsContext = { registers: [registry], sources };
+  const { httpRequests, httpDuration } = httpMetrics(ctx);
+  const rateLimitRejections = rateLimitMetrics(ctx);
+  const dbErrors = databaseMetrics(ctx);
+  backlogGauges(ctx);
+  const ocpiCalls = ocpiMetrics(ctx);
+  const { processorCalls, processorDuration } = processorMetrics(ctx);
+  const catalogueReload = catalogueMetrics(ctx);
 
   return {
     registry,

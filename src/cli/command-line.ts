@@ -1,0 +1,132 @@
+// The operator CLI's command line: the usage text, the commands it knows, and
+// their arguments and options, checked before anything opens the database.
+import { parseArgs } from 'node:util';
+import { parseDuration } from '../modules/clients/service.ts';
+
+export const USAGE = `Usage: charging-access <command> [options]
+
+Commands:
+  clients create --name NAME [--expires-in 30d] [--json]   create an API client and its first token
+  clients list [--json]                                     list API clients
+  clients disable CLIENT_ID                                 disable a client (its tokens stop working within 5 s)
+  clients update CLIENT_ID --rate-limit N                   set the client's requests per minute (0 = unlimited,
+                                                            "default" = RATE_LIMIT_PER_MINUTE); applies within 5 s
+  tokens issue CLIENT_ID [--expires-in 30d] [--json]        issue another token for a client
+  tokens revoke JTI                                         revoke a token by its id (jti)
+  stations generate --locations N [--seed S]               generate a Europe-wide OCPI catalogue and load it
+  stations import FILE                                      load OCPI Locations and Tariffs (JSON array or NDJSON)
+  partners add NAME --logo-url URL                          mark an operator as partner (with its logo)
+  partners list [--json]                                    list partner operators
+  partners remove NAME                                      unmark a partner
+  cpo connect --versions-url URL --token TOKEN_A [--party CC*PID] [--name NAME] [--raw-tokens]
+                                                            register with a CPO (OCPI credentials handshake; the service must
+                                                            be running: the CPO fetches our endpoints), then pull its data
+  cpo invite [--name NAME] [--raw-tokens] [--json]          issue a TOKEN_A for a CPO that registers with us
+  cpo list [--json]                                         list CPO connections
+  cpo disconnect NAME                                       unregister at the CPO and stop using the connection
+  cpo sync NAME [--full]                                    pull the CPO's locations, tariffs, sessions and CDRs now
+  cpo rotate NAME                                           renew both credentials tokens of a connection
+  sandbox cpo                                               run the sandbox CPO network as its own process (for service instances
+                                                            started with CPO_SANDBOX=false): waits for the service at PUBLIC_BASE_URL,
+                                                            connects the network over OCPI if not yet connected, serves until Ctrl-C
+  migrate                                                   apply database migrations
+
+The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).`;
+
+export class UsageError extends Error {}
+
+const COMMANDS = [
+  'clients create',
+  'clients list',
+  'clients disable',
+  'clients update',
+  'tokens issue',
+  'tokens revoke',
+  'stations generate',
+  'stations import',
+  'partners add',
+  'partners list',
+  'partners remove',
+  'cpo connect',
+  'cpo invite',
+  'cpo list',
+  'cpo disconnect',
+  'cpo sync',
+  'cpo rotate',
+  'sandbox cpo',
+  'migrate',
+] as const;
+
+export type CommandName = (typeof COMMANDS)[number];
+
+function isCommand(command: string): command is CommandName {
+  return (COMMANDS as readonly string[]).includes(command);
+}
+
+function parseOptions(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      'expires-in': { type: 'string' },
+      'rate-limit': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      locations: { type: 'string' },
+      seed: { type: 'string' },
+      'logo-url': { type: 'string' },
+      'versions-url': { type: 'string' },
+      token: { type: 'string' },
+      party: { type: 'string' },
+      'raw-tokens': { type: 'boolean', default: false },
+      full: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+}
+
+/** A command line checked: the command, its argument, its options, and the options' values parsed. */
+export interface CommandLine {
+  command: CommandName;
+  /** What follows the command: an id, a name or a file. */
+  arg: string | undefined;
+  values: ReturnType<typeof parseOptions>['values'];
+  json: boolean;
+  expiresInMs: number | undefined;
+  locations: number | undefined;
+  seed: number;
+}
+
+function positiveInteger(flag: string, text: string, min = 1): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > 10_000_000) throw new UsageError(`${flag} must be an integer >= ${min}`);
+  return Number(text);
+}
+
+/** The command line checked (a UsageError says what is wrong with it), or undefined when it asks for the usage text. */
+export function parseCommandLine(argv: string[]): CommandLine | undefined {
+  const { values, positionals } = parseOptions(argv);
+  const [group, action, arg] = positionals;
+  if (values.help || !group) return undefined;
+  const json = values.json ?? false;
+  const expiresInMs = values['expires-in'] ? parseDuration(values['expires-in']) : undefined;
+  const command = `${group} ${action ?? ''}`.trim();
+  if (!isCommand(command)) throw new UsageError(`unknown command "${command}"`);
+  if (command === 'clients create' && !values.name) throw new UsageError('clients create needs --name NAME');
+  if (['clients disable', 'clients update', 'tokens issue', 'tokens revoke'].includes(command) && !arg) throw new UsageError(`${command} needs an id`);
+  const rateLimit = values['rate-limit'];
+  if (command === 'clients update' && (rateLimit === undefined || (rateLimit !== 'default' && !/^\d{1,10}$/.test(rateLimit)))) {
+    throw new UsageError('clients update needs --rate-limit N (requests per minute; 0 = unlimited, "default" = RATE_LIMIT_PER_MINUTE)');
+  }
+  if (['stations import', 'partners add', 'partners remove', 'cpo disconnect', 'cpo sync', 'cpo rotate'].includes(command) && !arg) {
+    throw new UsageError(`${command} needs an argument`);
+  }
+  if (command === 'cpo connect' && (!values['versions-url'] || !values.token)) throw new UsageError('cpo connect needs --versions-url URL and --token TOKEN_A');
+  const locations = values.locations === undefined ? undefined : positiveInteger('--locations', values.locations);
+  const seed = values.seed === undefined ? 1 : positiveInteger('--seed', values.seed, 0);
+  if (command === 'stations generate' && locations === undefined) throw new UsageError('stations generate needs --locations N');
+  if (command === 'partners add') {
+    if (!values['logo-url']) throw new UsageError('partners add needs --logo-url URL');
+    if (!/^https?:\/\/\S+$/.test(values['logo-url'])) throw new UsageError('--logo-url must be an http(s) URL');
+  }
+  return { command, arg, values, json, expiresInMs, locations, seed };
+}

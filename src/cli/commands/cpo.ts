@@ -1,0 +1,85 @@
+// `charging-access cpo ...`: the OCPI connections to CPOs (connect, invite, list, disconnect, sync, rotate).
+import type { Connection } from '../../modules/ocpi/repository.ts';
+import type { SyncProgress } from '../../modules/ocpi/sync.ts';
+import type { Progress } from '../../modules/stations/loader.ts';
+import type { CommandLine } from '../command-line.ts';
+import { print, progress } from '../output.ts';
+import { ocpiOf, type Session } from '../session.ts';
+
+/** What `cpo list` shows of a connection (never its tokens). */
+function connectionView(c: Connection) {
+  const cpo = c.roles.find((r) => r.role === 'CPO');
+  return { name: c.name, country_code: cpo?.country_code ?? null, party_id: cpo?.party_id ?? null, status: c.status, versions_url: c.versions_url };
+}
+
+function syncProgress(): SyncProgress | undefined {
+  const bars = new Map<string, Progress | undefined>();
+  return (module, done, total) => {
+    if (!bars.has(module)) bars.set(module, progress(module));
+    bars.get(module)?.(done, total);
+  };
+}
+
+export async function cpoConnect(session: Session, { values, json }: CommandLine): Promise<void> {
+  const ocpi = ocpiOf(session);
+  const connection = await ocpi.connections.connect({
+    versionsUrl: values['versions-url'] as string,
+    token: values.token as string,
+    ...(values.party ? { party: values.party } : {}),
+    ...(values.name ? { name: values.name } : {}),
+    rawTokens: values['raw-tokens'] ?? false,
+  });
+  process.stderr.write(`connected to ${connection.name}; pulling its tariffs and locations\n`);
+  const counts = await ocpi.sync.syncConnection(connection, { full: true, onProgress: syncProgress() });
+  print(
+    json,
+    { ...connectionView(connection), synced: counts },
+    `connected: ${connection.name}; pulled ${counts.locations} locations, ${counts.tariffs} tariffs`,
+  );
+}
+
+export async function cpoInvite(session: Session, { values, json }: CommandLine): Promise<void> {
+  const invite = await ocpiOf(session).connections.invite({ ...(values.name ? { name: values.name } : {}), rawTokens: values['raw-tokens'] ?? false });
+  print(
+    json,
+    { token: invite.token, versions_url: invite.versions_url },
+    `token:        ${invite.token}\nversions_url: ${invite.versions_url}\nname:         ${invite.name}`,
+  );
+}
+
+export async function cpoList(session: Session, { json }: CommandLine): Promise<void> {
+  const list = (await ocpiOf(session).connections.list()).map(connectionView);
+  print(
+    json,
+    list,
+    list.length === 0
+      ? 'no CPO connections'
+      : list.map((c) => `${c.name}  ${c.status}  ${c.country_code ?? '-'}*${c.party_id ?? '-'}  ${c.versions_url ?? ''}`).join('\n'),
+  );
+}
+
+export async function cpoDisconnect(session: Session, { arg, json }: CommandLine): Promise<void> {
+  const result = await ocpiOf(session).connections.disconnect(arg as string);
+  print(
+    json,
+    { name: arg, disconnected: true, peer_informed: result.peerInformed },
+    `disconnected ${arg}${result.peerInformed ? '' : ` (the CPO was not told${result.error ? `: ${result.error}` : ''})`}`,
+  );
+}
+
+export async function cpoSync(session: Session, { arg, values, json }: CommandLine): Promise<void> {
+  const ocpi = ocpiOf(session);
+  const connection = await ocpi.connections.findByName(arg as string);
+  if (connection?.status !== 'connected') throw new Error(`no connected CPO named ${arg}`);
+  const counts = await ocpi.sync.syncConnection(connection, { full: values.full ?? false, onProgress: syncProgress() });
+  print(
+    json,
+    counts,
+    `pulled ${counts.locations} locations, ${counts.tariffs} tariffs, ${counts.sessions} sessions, ${counts.cdrs} CDRs (${counts.skipped} invalid skipped)`,
+  );
+}
+
+export async function cpoRotate(session: Session, { arg, json }: CommandLine): Promise<void> {
+  await ocpiOf(session).connections.rotate(arg as string);
+  print(json, { name: arg, rotated: true }, `new credentials tokens in use for ${arg}`);
+}

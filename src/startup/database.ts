@@ -1,0 +1,33 @@
+// The service's database: DATABASE_URL, or else the embedded PostgreSQL under
+// DATA_DIR; its pool; and the migrations, applied before anything uses it.
+import { createDatabase, type Database } from '../platform/db.ts';
+import { startEmbeddedPostgres } from '../platform/embedded-postgres.ts';
+import type { Metrics } from '../platform/metrics.ts';
+import { migrate } from '../platform/migrations.ts';
+import type { StartupContext } from './context.ts';
+import { EMBEDDED_POSTGRES } from './shutdown.ts';
+
+/** The database's URL: DATABASE_URL, or else the embedded PostgreSQL's, started (and supervised) for this process. */
+export async function startDatabaseServer({ config, log, stops }: StartupContext): Promise<string> {
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'service', log: (msg) => log.info(msg) });
+  if (embedded) {
+    stops.add(EMBEDDED_POSTGRES, () => embedded.stop());
+    // Supervised: if it exits, it is started again on the same port and the pool reconnects to it.
+    embedded.supervise({
+      exited: () => log.warn('the embedded PostgreSQL exited; restarting it (requests needing the database answer 503 meanwhile)'),
+      restarted: (attempt) => log.info({ attempt }, 'the embedded PostgreSQL is running again'),
+      restartFailed: (error, retryInMs) => log.warn({ reason: error.message, retry_in_ms: retryInMs }, 'restarting the embedded PostgreSQL failed'),
+    });
+  }
+  return config.databaseUrl ?? (embedded as { url: string }).url;
+}
+
+/** The pool (its errors counted in the metrics, if any), migrated. */
+export async function openDatabase({ log, stops }: StartupContext, url: string, metrics: Metrics | undefined): Promise<Database> {
+  const db = createDatabase(url, { max: 20, onError: metrics?.databaseError });
+  stops.add('database pool', () => db.close());
+
+  const migrations = await migrate(db);
+  if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
+  return db;
+}
