@@ -1,0 +1,450 @@
+// Users benchmark: `npm run bench:users [-- options]` (see bench/README.md, "Users benchmark").
+//
+// Two targets of issue 17, measured on the real app (buildApp, plain HTTP on loopback, NODE_ENV=development) over a
+// throw-away embedded PostgreSQL (pg_stat_statements and auto_explain preloaded):
+//   1. POST /api/v1/users/ throughput as a ratio to GET /healthz in the same round (autocannon in a child process,
+//      bench/users-worker.ts), with and without an Idempotency-Key, with and without CPOs receiving token pushes;
+//      what one POST costs: statements (pg_stat_statements), server and PostgreSQL CPU per request.
+//   2. Every list endpoint at 1,000,000 users in one client's table (loaded through the real schema with
+//      generate_series, triggers and all), p50/p99 over HTTP of each variant, and the plans of the statements each
+//      variant runs (auto_explain: EXPLAIN ANALYZE with buffers of the very statements the routes send).
+import { fork } from 'node:child_process';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildApp } from '../src/app.ts';
+import { createClientsService } from '../src/modules/clients/service.ts';
+import { createStripeProcessor, STRIPE_API_VERSION } from '../src/modules/payments/stripe-processor.ts';
+import { createCatalogue } from '../src/modules/stations/catalogue.ts';
+import { systemClock } from '../src/platform/clock.ts';
+import { loadConfig } from '../src/platform/config.ts';
+import { createDatabase, type Database } from '../src/platform/db.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
+import { migrate } from '../src/platform/migrations.ts';
+import { sandboxBrowserRoutes } from '../src/sandbox/stripe/browser.ts';
+import { createStripeSandbox } from '../src/sandbox/stripe/index.ts';
+import { loadUsers, type PerUserData } from './users-data.ts';
+import type { LatencyResult, LatencyTask, LoadResult, LoadTask } from './users-worker.ts';
+
+const { values: argv } = parseArgs({
+  options: {
+    users: { type: 'string', default: '1000000' },
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '50' },
+    samples: { type: 'string', default: '400' },
+    'skip-post': { type: 'boolean', default: false },
+    'skip-lists': { type: 'boolean', default: false },
+    'plans-out': { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (argv.help) {
+  process.stdout.write(
+    'npm run bench:users -- [--users 1000000] [--rounds 3] [--duration 5 (s per load)] [--connections 50] [--samples 400 (per list variant)]\n' +
+      '                       [--skip-post] [--skip-lists] [--plans-out FILE (the plans of every list variant)]\n',
+  );
+  process.exit(0);
+}
+const USERS = Number(argv.users);
+const ROUNDS = Number(argv.rounds);
+const DURATION_S = Number(argv.duration);
+const CONNECTIONS = Number(argv.connections);
+const SAMPLES = Number(argv.samples);
+
+const TARGET_POST_RATIO = 0.15;
+const TARGET_LIST_P99_MS = 20;
+
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number;
+};
+const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+
+function worker<T>(task: LoadTask | LatencyTask): Promise<T> {
+  const child = fork(new URL('./users-worker.ts', import.meta.url).pathname, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    let result: T | undefined;
+    child.on('message', (message: { type: string; result: T }) => {
+      result = message.result;
+    });
+    child.once('exit', (code) => (result ? resolve(result) : reject(new Error(`bench worker exited with ${code}`))));
+    child.send(task);
+  });
+}
+
+/** The embedded server, restarted once with pg_stat_statements and auto_explain preloaded (off until asked). */
+async function startDatabase(tmp: string): Promise<{ embedded: EmbeddedPostgres; db: Database; pgDir: string }> {
+  const first = await startEmbeddedPostgres({ dataDir: tmp, role: 'cli', log: () => {} });
+  const setup = createDatabase(first.url, { max: 1 });
+  await setup.query(`ALTER SYSTEM SET shared_preload_libraries = pg_stat_statements, auto_explain`);
+  await setup.close();
+  await first.stop();
+  const embedded = await startEmbeddedPostgres({ dataDir: tmp, role: 'cli', log: () => {} });
+  const db = createDatabase(embedded.url, { max: 20, applicationName: 'bench-users' });
+  await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  return { embedded, db, pgDir: path.join(tmp, 'postgres') };
+}
+
+/** CPU seconds (user + system) of every PostgreSQL process, read from /proc. */
+async function postgresCpuSeconds(pgDir: string): Promise<number> {
+  const postmaster = Number((await readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  const ticks = 100; // USER_HZ on Linux
+  let total = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const pid = Number(entry);
+    if (pid !== postmaster && Number(fields[1]) !== postmaster) continue;
+    total += (Number(fields[11]) + Number(fields[12])) / ticks;
+  }
+  return total;
+}
+
+interface Bench {
+  db: Database;
+  pgDir: string;
+  baseUrl: string;
+  /** Server-side time of each request (reply.elapsedTime, ms) while `serverTimes.on`. */
+  serverTimes: { on: boolean; values: number[] };
+  clients: ReturnType<typeof createClientsService>;
+  close(): Promise<void>;
+}
+
+async function startApp(db: Database, pgDir: string, tmp: string): Promise<Bench> {
+  await migrate(db);
+  const config = loadConfig({ NODE_ENV: 'development', LOG_LEVEL: 'silent', DATA_DIR: tmp, HOST: '127.0.0.1', PORT: '0', DEMO_CLIENT: 'false' });
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const clients = createClientsService({
+    db,
+    clock: systemClock,
+    jwt: config.jwt,
+    keys: { algorithm: 'EdDSA', privateKey, verifyKey: publicKey },
+    cacheTtlMs: config.authCacheTtlMs,
+  });
+  const sandbox = await createStripeSandbox({ db, clock: systemClock, apiVersion: STRIPE_API_VERSION, browserBaseUrl: config.publicBaseUrl });
+  await sandbox.listen({ port: 0 });
+  const processor = createStripeProcessor({
+    secretKey: sandbox.keys.secretKey,
+    publishableKey: sandbox.keys.publishableKey,
+    webhookSecret: sandbox.keys.webhookSecret,
+    apiBase: sandbox.url,
+    sandbox: true,
+  });
+  const catalogue = createCatalogue({ db, clock: systemClock });
+  await catalogue.reload();
+  const app = await buildApp({
+    config,
+    db,
+    clock: systemClock,
+    authenticate: clients.authenticate,
+    catalogue,
+    ocpi: {},
+    payments: { processor, processorRoutes: sandboxBrowserRoutes(sandbox) },
+    logger: false,
+  });
+  const serverTimes = { on: false, values: [] as number[] };
+  app.addHook('onResponse', (_request, reply, done) => {
+    if (serverTimes.on) serverTimes.values.push(reply.elapsedTime);
+    done();
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('no address');
+  return {
+    db,
+    pgDir,
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    serverTimes,
+    clients,
+    async close() {
+      await app.modules.ocpi?.stop();
+      await app.close();
+      await sandbox.close();
+    },
+  };
+}
+
+/** Connected CPOs as the credentials handshake leaves them; `tokens` of them have a tokens RECEIVER endpoint. */
+async function connectCpos(db: Database, count: number, tokens: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const endpoints = [
+      { identifier: 'locations', role: 'SENDER', url: `https://cpo-${i}.example/ocpi/2.2.1/locations` },
+      ...(i < tokens ? [{ identifier: 'tokens', role: 'RECEIVER', url: `https://cpo-${i}.example/ocpi/2.2.1/tokens` }] : []),
+    ];
+    await db.query(
+      `INSERT INTO ocpi_connections (id, name, status, incoming_token_kind, outgoing_token, versions_url, version, endpoints, roles, created_at, updated_at)
+       VALUES ($1, $2, 'connected', 'C', 'token', $3, '2.2.1', $4, '[]', now(), now())`,
+      [randomUUID(), `bench-cpo-${i}`, `https://cpo-${i}.example/ocpi/versions`, JSON.stringify(endpoints)],
+    );
+  }
+}
+
+interface PostVariant {
+  name: string;
+  idempotencyKeys: boolean;
+  /** Connected CPOs receiving tokens when this variant runs (one more is connected without a tokens endpoint). */
+  tokenReceivers: number;
+}
+
+interface PostFigures {
+  name: string;
+  ratio: number;
+  rps: number;
+  healthz: number;
+  statementsPerPost: number;
+  serverCpuUs: number;
+  postgresCpuUs: number;
+  topStatements: { calls: number; query: string }[];
+}
+
+/** One variant: ROUNDS rounds of healthz and POST in alternating order; the statements of the last round's POSTs. */
+async function postVariant(bench: Bench, token: string, variant: PostVariant): Promise<PostFigures> {
+  const common = { role: 'load' as const, baseUrl: bench.baseUrl, token, connections: CONNECTIONS, durationS: DURATION_S };
+  const healthzTask: LoadTask = { ...common, method: 'GET', path: '/healthz' };
+  const postTask: LoadTask = {
+    ...common,
+    method: 'POST',
+    path: '/api/v1/users/',
+    body: { email: 'bench@example.com', locale: 'en' },
+    idempotencyKeys: variant.idempotencyKeys,
+  };
+  await worker<LoadResult>({ ...postTask, durationS: 2 }); // warm-up (JIT, pools, plans)
+  const ratios: number[] = [];
+  const posts: number[] = [];
+  const healthzs: number[] = [];
+  let profile = { statements: 0, serverCpuUs: 0, postgresCpuUs: 0, top: [] as { calls: number; query: string }[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? (['healthz', 'post'] as const) : (['post', 'healthz'] as const);
+    const rps = { healthz: 0, post: 0 };
+    for (const which of order) {
+      if (which === 'post') await bench.db.query('SELECT pg_stat_statements_reset()');
+      const cpu = process.cpuUsage();
+      const pgCpu = await postgresCpuSeconds(bench.pgDir);
+      const result = await worker<LoadResult>(which === 'post' ? postTask : healthzTask);
+      const used = process.cpuUsage(cpu);
+      const pgUsed = (await postgresCpuSeconds(bench.pgDir)) - pgCpu;
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${variant.name} ${which}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      rps[which] = result.rps;
+      if (which === 'post')
+        profile = {
+          ...(await statementsSince(bench.db, result.requests)),
+          serverCpuUs: (used.user + used.system) / result.requests,
+          postgresCpuUs: (pgUsed * 1e6) / result.requests,
+        };
+    }
+    ratios.push(rps.post / rps.healthz);
+    posts.push(rps.post);
+    healthzs.push(rps.healthz);
+    log(
+      `${variant.name} round ${round + 1}: POST ${Math.round(rps.post)} req/s, healthz ${Math.round(rps.healthz)} req/s, ratio ${(rps.post / rps.healthz).toFixed(3)}`,
+    );
+  }
+  return {
+    name: variant.name,
+    ratio: median(ratios),
+    rps: median(posts),
+    healthz: median(healthzs),
+    statementsPerPost: profile.statements,
+    serverCpuUs: profile.serverCpuUs,
+    postgresCpuUs: profile.postgresCpuUs,
+    topStatements: profile.top,
+  };
+}
+
+/** Statements PostgreSQL ran since the last reset, per request (the reset itself left out). */
+async function statementsSince(db: Database, requests: number): Promise<{ statements: number; top: { calls: number; query: string }[] }> {
+  const { rows } = await db.query<{ calls: number; query: string }>(
+    `SELECT calls, query FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+      ORDER BY calls DESC`,
+  );
+  const total = rows.reduce((sum, row) => sum + Number(row.calls), 0);
+  return {
+    statements: total / requests,
+    top: rows.slice(0, 12).map((row) => ({ calls: Number(row.calls), query: row.query.replace(/\s+/g, ' ').slice(0, 140) })),
+  };
+}
+
+async function postSection(bench: Bench): Promise<{ lines: string[]; pass: boolean }> {
+  const client = await bench.clients.createClient('bench POST users');
+  await bench.clients.setRateLimit(client.clientId, 0);
+  const variants: PostVariant[] = [
+    { name: 'POST /users/ without Idempotency-Key, no CPO', idempotencyKeys: false, tokenReceivers: 0 },
+    { name: 'POST /users/ with Idempotency-Key, no CPO', idempotencyKeys: true, tokenReceivers: 0 },
+    { name: 'POST /users/ with Idempotency-Key, 2 CPOs receive tokens', idempotencyKeys: true, tokenReceivers: 2 },
+  ];
+  const lines: string[] = [];
+  let pass = true;
+  let connected = 0;
+  for (const variant of variants) {
+    if (variant.tokenReceivers > 0 && connected === 0) {
+      await connectCpos(bench.db, variant.tokenReceivers + 1, variant.tokenReceivers);
+      connected = variant.tokenReceivers;
+    }
+    const before = await outboxSize(bench.db);
+    const figures = await postVariant(bench, client.token, variant);
+    const queued = (await outboxSize(bench.db)) - before;
+    pass &&= figures.ratio >= TARGET_POST_RATIO;
+    lines.push(
+      `${figures.name.padEnd(58)} ${String(Math.round(figures.rps)).padStart(6)} req/s, healthz ${String(Math.round(figures.healthz)).padStart(6)} req/s, ` +
+        `ratio ${figures.ratio.toFixed(3)} (target >= ${TARGET_POST_RATIO}) ${verdict(figures.ratio >= TARGET_POST_RATIO)}`,
+      `    per POST: ${figures.statementsPerPost.toFixed(2)} statements, server CPU ${Math.round(figures.serverCpuUs)} µs, PostgreSQL CPU ${Math.round(figures.postgresCpuUs)} µs; token pushes queued ${queued}`,
+      ...figures.topStatements.map((s) => `      ${String(s.calls).padStart(7)}  ${s.query}`),
+    );
+  }
+  return { lines, pass };
+}
+
+async function outboxSize(db: Database): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT count(*) AS n FROM ocpi_outbox');
+  return rows[0]?.n ?? 0;
+}
+
+interface ListVariant {
+  name: string;
+  /** Paths requested in turn. */
+  paths: string[];
+}
+
+function listVariants(data: PerUserData): ListVariant[] {
+  const users = '/api/v1/users/';
+  const pages20 = Math.ceil(data.liveUsers / 20);
+  const pages100 = Math.ceil(data.liveUsers / 100);
+  const randomPages = Array.from({ length: 200 }, (_, i) => `${users}?page=${1 + Math.floor(((i * 7919) % 1000) * (pages20 / 1000))}`);
+  const perUser = (suffix: string, ids: string[]) => ids.map((id) => `${users}${id}/${suffix}`);
+  return [
+    { name: 'users page 1', paths: [users] },
+    { name: 'users page 1, page_size 100', paths: [`${users}?page_size=100`] },
+    { name: 'users page 2', paths: [`${users}?page=2`] },
+    { name: 'users page 50 (offset 980)', paths: [`${users}?page=50`] },
+    { name: `users middle page (page_size 100, page ${Math.ceil(pages100 / 2)})`, paths: [`${users}?page_size=100&page=${Math.ceil(pages100 / 2)}`] },
+    { name: `users last page (page ${pages20})`, paths: [`${users}?page=${pages20}`] },
+    { name: 'users random page (page_size 20)', paths: randomPages },
+    { name: 'users search by external id', paths: data.externalIds.map((id) => `${users}?search=${encodeURIComponent(id)}`) },
+    { name: 'users search by id', paths: data.sampleUsers.map((id) => `${users}?search=${id}`) },
+    { name: 'users search, no match', paths: [`${users}?search=nobody-has-this`] },
+    { name: 'payment methods (mirror, no processor customer)', paths: perUser('payment-methods/', data.sampleUsers) },
+    { name: 'payment methods (processor customer, synced)', paths: perUser('payment-methods/', data.processorUsers) },
+    { name: 'charging sessions', paths: perUser('charging-sessions/', data.sampleUsers) },
+    { name: 'charging sessions ?status=completed', paths: perUser('charging-sessions/?status=completed', data.sampleUsers) },
+    { name: 'invoices', paths: perUser('invoices/', data.sampleUsers) },
+    { name: 'charging debts', paths: perUser('charging/debts/', data.debtors) },
+    { name: `charging sessions, heavy user (${data.heavySessions}), page 1`, paths: [`${users}${data.heavyUser}/charging-sessions/`] },
+    { name: 'charging sessions, heavy user, last page', paths: [`${users}${data.heavyUser}/charging-sessions/?page=${Math.ceil(data.heavySessions / 20)}`] },
+    { name: 'charging sessions, heavy user, ?status=failed', paths: [`${users}${data.heavyUser}/charging-sessions/?status=failed`] },
+    { name: 'invoices, heavy user, page 1', paths: [`${users}${data.heavyUser}/invoices/`] },
+    { name: 'invoices, heavy user, last page', paths: [`${users}${data.heavyUser}/invoices/?page=${Math.ceil(data.heavyInvoices / 20)}`] },
+  ];
+}
+
+async function listSection(bench: Bench, token: string, data: PerUserData): Promise<{ lines: string[]; pass: boolean; plans: string[] }> {
+  const lines: string[] = [];
+  const plans: string[] = [];
+  let pass = true;
+  for (const variant of listVariants(data)) {
+    bench.serverTimes.values = [];
+    bench.serverTimes.on = true;
+    const result = await worker<LatencyResult>({
+      role: 'latency',
+      baseUrl: bench.baseUrl,
+      token,
+      paths: variant.paths,
+      samples: SAMPLES,
+      warmup: Math.min(20, SAMPLES),
+      parallel: 1,
+    });
+    bench.serverTimes.on = false;
+    bench.serverTimes.values = bench.serverTimes.values.slice(Math.min(20, SAMPLES)); // the worker's warm-up came first
+    if (result.failures.length > 0) throw new Error(`${variant.name}: ${JSON.stringify(result.failures)}`);
+    const p50 = percentile(result.latencies, 0.5);
+    const p99 = percentile(result.latencies, 0.99);
+    const ok = p99 <= TARGET_LIST_P99_MS;
+    pass &&= ok;
+    lines.push(
+      `${variant.name.padEnd(62)} p50 ${p50.toFixed(2).padStart(7)} ms  p99 ${p99.toFixed(2).padStart(7)} ms  ` +
+        `(server p50 ${percentile(bench.serverTimes.values, 0.5).toFixed(2)} / p99 ${percentile(bench.serverTimes.values, 0.99).toFixed(2)} ms) ` +
+        `target p99 <= ${TARGET_LIST_P99_MS} ms ${verdict(ok)}`,
+    );
+    plans.push(`## ${variant.name}: ${variant.paths[0]}\n${await plansOf(bench, token, variant.paths[0] as string)}`);
+  }
+  return { lines, pass, plans };
+}
+
+/** The plans (EXPLAIN ANALYZE, BUFFERS) of the statements one request runs, from auto_explain in the server log. */
+async function plansOf(bench: Bench, token: string, requestPath: string): Promise<string> {
+  const logFile = path.join(bench.pgDir, 'server.log');
+  const settings = [
+    `auto_explain.log_min_duration = 0`,
+    `auto_explain.log_analyze = on`,
+    `auto_explain.log_buffers = on`,
+    `auto_explain.log_timing = on`,
+    `auto_explain.log_format = text`,
+  ];
+  for (const setting of settings) await bench.db.query(`ALTER SYSTEM SET ${setting}`);
+  await bench.db.query('SELECT pg_reload_conf()');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const offset = (await readFile(logFile)).length;
+  const response = await fetch(`${bench.baseUrl}${requestPath}`, { headers: { authorization: `Bearer ${token}` } });
+  await response.text();
+  await bench.db.query('ALTER SYSTEM RESET auto_explain.log_min_duration');
+  await bench.db.query('SELECT pg_reload_conf()');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const text = (await readFile(logFile)).subarray(offset).toString('utf8');
+  return text
+    .split(/\n(?=\d{4}-\d\d-\d\d )/)
+    .filter((entry) => entry.includes('plan:') && !/pg_reload_conf|ALTER SYSTEM|FROM api_clients|rate_limit_windows/.test(entry))
+    .map((entry) => entry.replace(/^.*?duration: /, 'duration: '))
+    .join('\n');
+}
+
+const tmp = await mkdtemp(path.join(os.tmpdir(), 'charging-access-bench-users-'));
+await chmod(tmp, 0o755); // the embedded server's non-root user must reach it
+let database: Awaited<ReturnType<typeof startDatabase>> | undefined;
+let bench: Bench | undefined;
+try {
+  database = await startDatabase(tmp);
+  const { db, pgDir } = database;
+  bench = await startApp(db, pgDir, tmp);
+  log(`${os.cpus().length} cores; ${ROUNDS} rounds x ${DURATION_S} s per load, ${CONNECTIONS} connections`);
+  const out: string[] = [];
+  let pass = true;
+  if (!argv['skip-post']) {
+    const post = await postSection(bench);
+    out.push('POST /api/v1/users/ throughput, ratio to GET /healthz in the same round (median of rounds)', ...post.lines, '');
+    pass &&= post.pass;
+  }
+  if (!argv['skip-lists']) {
+    const big = await bench.clients.createClient('bench 1M users');
+    await bench.clients.setRateLimit(big.clientId, 0);
+    const data = await loadUsers({ db, baseUrl: bench.baseUrl, token: big.token, clientId: big.clientId, users: USERS, log });
+    const first = performance.now();
+    const response = await fetch(`${bench.baseUrl}/api/v1/users/`, { headers: { authorization: `Bearer ${big.token}` } });
+    if (response.status !== 200) throw new Error(`first users page: ${response.status} ${await response.text()}`);
+    out.push(`First users page after the bulk load: ${(performance.now() - first).toFixed(0)} ms`);
+    const lists = await listSection(bench, big.token, data);
+    out.push(
+      `List endpoints at ${data.liveUsers.toLocaleString('en')} live users of one client (${SAMPLES} requests per variant, one at a time)`,
+      ...lists.lines,
+      '',
+    );
+    pass &&= lists.pass;
+    if (argv['plans-out']) await writeFile(argv['plans-out'], lists.plans.join('\n\n'));
+    else out.push(...lists.plans, '');
+  }
+  out.push(`Overall: ${verdict(pass)}`);
+  process.stdout.write(`\n${out.join('\n')}\n`);
+} finally {
+  await bench?.close();
+  await database?.db.close();
+  await database?.embedded.stop();
+  await rm(tmp, { recursive: true, force: true });
+}
