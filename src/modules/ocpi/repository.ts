@@ -412,6 +412,28 @@ export async function enqueuePush(
 }
 
 /**
+ * Queues a push for every connected CPO with a RECEIVER endpoint of the module (the newest of an object replaces
+ * one still waiting), in one statement: nothing when no CPO receives the module.
+ */
+export async function enqueuePushToReceivers(
+  db: Queryable,
+  item: { module: string; method: string; path: string; body: unknown; dedupe_key: string },
+  at: Date,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO ocpi_outbox (connection_id, module, method, path, body, dedupe_key, next_attempt_at, created_at)
+     SELECT c.id, $1, $2, $3, $4, $5, $6, $6 FROM ocpi_connections c
+      WHERE c.status = 'connected'
+        AND EXISTS (SELECT 1 FROM jsonb_array_elements(c.endpoints) e
+                     WHERE e ->> 'identifier' = $1 AND e ->> 'role' = 'RECEIVER' AND coalesce(e ->> 'url', '') <> '')
+     ON CONFLICT (connection_id, dedupe_key) WHERE dedupe_key IS NOT NULL
+       DO UPDATE SET method = EXCLUDED.method, path = EXCLUDED.path, body = EXCLUDED.body, attempts = 0,
+                     next_attempt_at = EXCLUDED.next_attempt_at, last_error = NULL`,
+    [item.module, item.method, item.path, item.body === undefined ? null : JSON.stringify(item.body), item.dedupe_key, at],
+  );
+}
+
+/**
  * Claims up to `limit` of the oldest due pushes that no one is sending, in a statement of its own: each is
  * leased until `leaseUntil`, so no other worker sends it meanwhile, and it comes due again only if this one
  * dies. No transaction stays open while pushes travel (a user change that queues a newer push of the same

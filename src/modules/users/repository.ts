@@ -182,13 +182,13 @@ export async function updateUser(
   }
 }
 
-export async function softDeleteUser(db: Queryable, clientId: string, userId: string, at: Date): Promise<boolean> {
-  const { rowCount } = await db.query('UPDATE users SET deleted_at = $3, updated_at = $3 WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL', [
-    clientId,
-    userId,
-    at,
-  ]);
-  return rowCount === 1;
+/** The user as deleting it left it (for the change hooks), or undefined when there was no live user to delete. */
+export async function softDeleteUser(db: Queryable, clientId: string, userId: string, at: Date): Promise<TokenUserRow | undefined> {
+  const { rows } = await db.query<TokenUserRow>(
+    `UPDATE users SET deleted_at = $3, updated_at = $3 WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${TOKEN_USER_COLUMNS}`,
+    [clientId, userId, at],
+  );
+  return rows[0];
 }
 
 export async function findBillingDetails(db: Queryable, clientId: string, userId: string): Promise<BillingDetailsRow | undefined> {
