@@ -103,3 +103,23 @@ BEGIN
   RETURN made;
 END $$;
 
+-- An Idempotency-Key's first step in one round trip (src/platform/http/idempotency.ts), inside the request's
+-- transaction: the stored answer if one newer than `fresh_after` exists (read without the lock: replays never wait
+-- for one another); otherwise the key's transaction-scoped lock, 'busy' if a twin holds it, else the answer read
+-- again after the lock (the twin may have committed in between; a fresh snapshot per statement) or 'claimed'.
+CREATE FUNCTION idempotency_claim(client uuid, request_key text, fresh_after timestamptz)
+RETURNS TABLE (state text, fingerprint text, response_status integer, response_body jsonb)
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  RETURN QUERY SELECT 'stored', k.fingerprint, k.response_status, k.response_body FROM idempotency_keys k
+    WHERE k.client_id = client AND k.key = request_key AND k.created_at > fresh_after;
+  IF FOUND THEN RETURN; END IF;
+  IF NOT pg_try_advisory_xact_lock(hashtextextended('idempotency:' || client::text || ':' || request_key, 0)) THEN
+    RETURN QUERY SELECT 'busy', NULL::text, NULL::integer, NULL::jsonb;
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT 'stored', k.fingerprint, k.response_status, k.response_body FROM idempotency_keys k
+    WHERE k.client_id = client AND k.key = request_key AND k.created_at > fresh_after;
+  IF FOUND THEN RETURN; END IF;
+  RETURN QUERY SELECT 'claimed', NULL::text, NULL::integer, NULL::jsonb;
+END $$;
