@@ -94,20 +94,47 @@ async function startDatabase(tmp: string): Promise<{ embedded: EmbeddedPostgres;
   return { embedded, db, pgDir: path.join(tmp, 'postgres') };
 }
 
-/** CPU seconds (user + system) of every PostgreSQL process, read from /proc. */
-async function postgresCpuSeconds(pgDir: string): Promise<number> {
+/** CPU seconds (user, system) of the PostgreSQL processes, read from /proc: the backends, and the others by title. */
+async function postgresCpu(pgDir: string): Promise<Map<string, { user: number; system: number }>> {
   const postmaster = Number((await readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
   const ticks = 100; // USER_HZ on Linux
-  let total = 0;
+  const byRole = new Map<string, { user: number; system: number }>();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const pid = Number(entry);
     if (pid !== postmaster && Number(fields[1]) !== postmaster) continue;
-    total += (Number(fields[11]) + Number(fields[12])) / ticks;
+    const title = (await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')).replace(/\0/g, ' ');
+    const role =
+      pid === postmaster
+        ? 'postmaster'
+        : /\d+\.\d+\.\d+\.\d+\(/.test(title)
+          ? 'backends'
+          : title
+              .replace(/^postgres: /, '')
+              .replace(/\s+\d+\s*$/, '')
+              .trim();
+    const sum = byRole.get(role) ?? { user: 0, system: 0 };
+    byRole.set(role, { user: sum.user + Number(fields[11]) / ticks, system: sum.system + Number(fields[12]) / ticks });
   }
-  return total;
+  return byRole;
+}
+
+/** What the PostgreSQL processes spent between two readings, per request: µs by role (user + system), and the system share. */
+function cpuSpent(before: Map<string, { user: number; system: number }>, after: Map<string, { user: number; system: number }>, requests: number) {
+  let total = 0;
+  let system = 0;
+  const roles: [string, number][] = [];
+  for (const [role, now] of after) {
+    const then = before.get(role) ?? { user: 0, system: 0 };
+    const spent = now.user - then.user + (now.system - then.system);
+    total += spent;
+    system += now.system - then.system;
+    if (spent > 0) roles.push([role, (spent * 1e6) / requests]);
+  }
+  roles.sort((a, b) => b[1] - a[1]);
+  return { perRequestUs: (total * 1e6) / requests, systemShare: total > 0 ? system / total : 0, roles };
 }
 
 interface Bench {
@@ -196,18 +223,49 @@ interface PostVariant {
   tokenReceivers: number;
 }
 
+/** What one POST cost in the last measured round. */
+interface PostProfile {
+  statements: number;
+  top: { calls: number; meanMs: number; query: string }[];
+  serverCpuUs: number;
+  postgres: ReturnType<typeof cpuSpent>;
+  walBytes: number;
+}
+
 interface PostFigures {
   name: string;
   ratio: number;
   rps: number;
   healthz: number;
-  statementsPerPost: number;
-  serverCpuUs: number;
-  postgresCpuUs: number;
-  topStatements: { calls: number; query: string }[];
+  profile: PostProfile;
 }
 
-/** One variant: ROUNDS rounds of healthz and POST in alternating order; the statements of the last round's POSTs. */
+/** One load of POSTs with its cost: statements and WAL (reset before), server and PostgreSQL CPU (read around it). */
+async function profiledPosts(bench: Bench, task: LoadTask): Promise<{ result: LoadResult; profile: PostProfile }> {
+  await bench.db.query('SELECT pg_stat_statements_reset()');
+  const wal = await walBytes(bench.db);
+  const cpu = process.cpuUsage();
+  const pgCpu = await postgresCpu(bench.pgDir);
+  const result = await worker<LoadResult>(task);
+  const used = process.cpuUsage(cpu);
+  const postgres = cpuSpent(pgCpu, await postgresCpu(bench.pgDir), result.requests);
+  return {
+    result,
+    profile: {
+      ...(await statementsSince(bench.db, result.requests)),
+      serverCpuUs: (used.user + used.system) / result.requests,
+      postgres,
+      walBytes: ((await walBytes(bench.db)) - wal) / result.requests,
+    },
+  };
+}
+
+async function walBytes(db: Database): Promise<number> {
+  const { rows } = await db.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn AS lsn");
+  return Number(rows[0]?.lsn ?? 0);
+}
+
+/** One variant: ROUNDS rounds of healthz and POST in alternating order; what a POST cost in the last round. */
 async function postVariant(bench: Bench, token: string, variant: PostVariant): Promise<PostFigures> {
   const common = { role: 'load' as const, baseUrl: bench.baseUrl, token, connections: CONNECTIONS, durationS: DURATION_S };
   const healthzTask: LoadTask = { ...common, method: 'GET', path: '/healthz' };
@@ -222,25 +280,16 @@ async function postVariant(bench: Bench, token: string, variant: PostVariant): P
   const ratios: number[] = [];
   const posts: number[] = [];
   const healthzs: number[] = [];
-  let profile = { statements: 0, serverCpuUs: 0, postgresCpuUs: 0, top: [] as { calls: number; query: string }[] };
+  let profile: PostProfile | undefined;
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? (['healthz', 'post'] as const) : (['post', 'healthz'] as const);
     const rps = { healthz: 0, post: 0 };
     for (const which of order) {
-      if (which === 'post') await bench.db.query('SELECT pg_stat_statements_reset()');
-      const cpu = process.cpuUsage();
-      const pgCpu = await postgresCpuSeconds(bench.pgDir);
-      const result = await worker<LoadResult>(which === 'post' ? postTask : healthzTask);
-      const used = process.cpuUsage(cpu);
-      const pgUsed = (await postgresCpuSeconds(bench.pgDir)) - pgCpu;
+      let result: LoadResult;
+      if (which === 'post') ({ result, profile } = await profiledPosts(bench, postTask));
+      else result = await worker<LoadResult>(healthzTask);
       if (result.non2xx > 0 || result.errors > 0) throw new Error(`${variant.name} ${which}: ${result.non2xx} non-2xx, ${result.errors} errors`);
       rps[which] = result.rps;
-      if (which === 'post')
-        profile = {
-          ...(await statementsSince(bench.db, result.requests)),
-          serverCpuUs: (used.user + used.system) / result.requests,
-          postgresCpuUs: (pgUsed * 1e6) / result.requests,
-        };
     }
     ratios.push(rps.post / rps.healthz);
     posts.push(rps.post);
@@ -249,28 +298,21 @@ async function postVariant(bench: Bench, token: string, variant: PostVariant): P
       `${variant.name} round ${round + 1}: POST ${Math.round(rps.post)} req/s, healthz ${Math.round(rps.healthz)} req/s, ratio ${(rps.post / rps.healthz).toFixed(3)}`,
     );
   }
-  return {
-    name: variant.name,
-    ratio: median(ratios),
-    rps: median(posts),
-    healthz: median(healthzs),
-    statementsPerPost: profile.statements,
-    serverCpuUs: profile.serverCpuUs,
-    postgresCpuUs: profile.postgresCpuUs,
-    topStatements: profile.top,
-  };
+  if (!profile) throw new Error('no rounds');
+  return { name: variant.name, ratio: median(ratios), rps: median(posts), healthz: median(healthzs), profile };
 }
 
-/** Statements PostgreSQL ran since the last reset, per request (the reset itself left out). */
-async function statementsSince(db: Database, requests: number): Promise<{ statements: number; top: { calls: number; query: string }[] }> {
-  const { rows } = await db.query<{ calls: number; query: string }>(
-    `SELECT calls, query FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+/** Statements PostgreSQL ran since the last reset, per request (the reset itself left out), and the most called. */
+async function statementsSince(db: Database, requests: number): Promise<Pick<PostProfile, 'statements' | 'top'>> {
+  const { rows } = await db.query<{ calls: number; mean: number; query: string }>(
+    `SELECT calls, total_exec_time / calls AS mean, query FROM pg_stat_statements
+      WHERE query NOT LIKE '%pg_stat_statements%' AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
       ORDER BY calls DESC`,
   );
   const total = rows.reduce((sum, row) => sum + Number(row.calls), 0);
   return {
     statements: total / requests,
-    top: rows.slice(0, 12).map((row) => ({ calls: Number(row.calls), query: row.query.replace(/\s+/g, ' ').slice(0, 140) })),
+    top: rows.slice(0, 8).map((row) => ({ calls: Number(row.calls), meanMs: Number(row.mean), query: row.query.replace(/\s+/g, ' ').slice(0, 120) })),
   };
 }
 
@@ -297,11 +339,23 @@ async function postSection(bench: Bench): Promise<{ lines: string[]; pass: boole
     lines.push(
       `${figures.name.padEnd(58)} ${String(Math.round(figures.rps)).padStart(6)} req/s, healthz ${String(Math.round(figures.healthz)).padStart(6)} req/s, ` +
         `ratio ${figures.ratio.toFixed(3)} (target >= ${TARGET_POST_RATIO}) ${verdict(figures.ratio >= TARGET_POST_RATIO)}`,
-      `    per POST: ${figures.statementsPerPost.toFixed(2)} statements, server CPU ${Math.round(figures.serverCpuUs)} µs, PostgreSQL CPU ${Math.round(figures.postgresCpuUs)} µs; token pushes queued ${queued}`,
-      ...figures.topStatements.map((s) => `      ${String(s.calls).padStart(7)}  ${s.query}`),
+      ...profileLines(figures.profile, queued),
     );
   }
   return { lines, pass };
+}
+
+function profileLines(profile: PostProfile, queued: number): string[] {
+  const { postgres } = profile;
+  return [
+    `    per POST: ${profile.statements.toFixed(2)} statements, ${Math.round(profile.walBytes)} bytes of WAL, server CPU ${Math.round(profile.serverCpuUs)} µs, ` +
+      `PostgreSQL CPU ${Math.round(postgres.perRequestUs)} µs (${Math.round(postgres.systemShare * 100)}% system: ` +
+      `${postgres.roles
+        .slice(0, 5)
+        .map(([role, us]) => `${role} ${Math.round(us)}`)
+        .join(', ')}); token pushes queued ${queued}`,
+    ...profile.top.map((s) => `      ${String(s.calls).padStart(7)} x ${s.meanMs.toFixed(3)} ms  ${s.query}`),
+  ];
 }
 
 async function outboxSize(db: Database): Promise<number> {
