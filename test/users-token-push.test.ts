@@ -43,7 +43,7 @@ function counting(db: Queryable): Queryable & { statements: string[] } {
   return {
     statements,
     query: (text, values) => {
-      statements.push(text);
+      statements.push(typeof text === 'string' ? text : text.text);
       return db.query(text, values);
     },
   };

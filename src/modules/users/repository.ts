@@ -1,6 +1,6 @@
 // SQL for users and billing details. Every query takes the client id: another
 // client's user is simply not found.
-import type { Queryable } from '../../platform/db.ts';
+import type { NamedStatement, Queryable } from '../../platform/db.ts';
 import { isUniqueViolation } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 
@@ -38,13 +38,15 @@ const externalIdTaken = () =>
     errors: [{ field: 'custom_properties.external_id', message: 'is already used by another user' }],
   });
 
+const INSERT_USER: NamedStatement = {
+  name: 'users.insert',
+  text: `INSERT INTO users (id, client_id, email, locale, external_id, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${USER_COLUMNS}`,
+};
+
 export async function insertUser(db: Queryable, user: Omit<UserRow, 'updated_at'>): Promise<UserRow> {
   try {
-    const { rows } = await db.query<UserRow>(
-      `INSERT INTO users (id, client_id, email, locale, external_id, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${USER_COLUMNS}`,
-      [user.id, user.client_id, user.email, user.locale, user.external_id, user.created_at],
-    );
+    const { rows } = await db.query<UserRow>(INSERT_USER, [user.id, user.client_id, user.email, user.locale, user.external_id, user.created_at]);
     return rows[0] as UserRow;
   } catch (error) {
     if (isUniqueViolation(error, 'users_client_external_id_key')) throw externalIdTaken();

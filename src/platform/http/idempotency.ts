@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
-import type { Database, Queryable } from '../db.ts';
+import type { Database, NamedStatement, Queryable } from '../db.ts';
 import { AppError } from '../errors.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -55,6 +55,18 @@ export const IDEMPOTENCY_IN_FLIGHT_WAIT_MS = 5_000;
 const IN_FLIGHT_POLL_MIN_MS = 10;
 const IN_FLIGHT_POLL_MAX_MS = 200;
 
+const CLAIM: NamedStatement = {
+  name: 'idempotency.claim',
+  text: 'SELECT state, fingerprint, response_status, response_body FROM idempotency_claim($1, $2, $3)',
+};
+const STORE: NamedStatement = {
+  name: 'idempotency.store',
+  text: `INSERT INTO idempotency_keys (client_id, key, fingerprint, response_status, response_body, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (client_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, response_status = EXCLUDED.response_status,
+           response_body = EXCLUDED.response_body, created_at = EXCLUDED.created_at`,
+};
+
 /** What idempotency_claim answers: a stored answer newer than 24 h, a twin in flight, or the key now held by this transaction. */
 interface Claim {
   state: 'stored' | 'busy' | 'claimed';
@@ -83,22 +95,12 @@ export function createIdempotency(deps: { db: Database; clock: Clock; inFlightWa
     for (let attempt = 0; ; attempt++) {
       const outcome = await db.transaction(async (tx) => {
         const freshAfter = new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS);
-        const { rows } = await tx.query<Claim>('SELECT state, fingerprint, response_status, response_body FROM idempotency_claim($1, $2, $3)', [
-          clientId,
-          key,
-          freshAfter,
-        ]);
+        const { rows } = await tx.query<Claim>(CLAIM, [clientId, key, freshAfter]);
         const claim = rows[0] as Claim;
         if (claim.state === 'busy') return undefined;
         if (claim.state === 'stored') return replay(claim, fingerprint);
         const answer = await work(tx);
-        await tx.query(
-          `INSERT INTO idempotency_keys (client_id, key, fingerprint, response_status, response_body, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (client_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, response_status = EXCLUDED.response_status,
-             response_body = EXCLUDED.response_body, created_at = EXCLUDED.created_at`,
-          [clientId, key, fingerprint, answer.status, answer.body === undefined ? null : JSON.stringify(answer.body), clock.now()],
-        );
+        await tx.query(STORE, [clientId, key, fingerprint, answer.status, answer.body === undefined ? null : JSON.stringify(answer.body), clock.now()]);
         return { ...answer, replayed: false };
       });
       if (outcome) return outcome;
