@@ -10,7 +10,7 @@
 //      variant runs (auto_explain: EXPLAIN ANALYZE with buffers of the very statements the routes send).
 import { fork } from 'node:child_process';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,6 +18,7 @@ import { buildApp } from '../src/app.ts';
 import { createClientsService } from '../src/modules/clients/service.ts';
 import { createStripeProcessor, STRIPE_API_VERSION } from '../src/modules/payments/stripe-processor.ts';
 import { createCatalogue } from '../src/modules/stations/catalogue.ts';
+import { insertUser } from '../src/modules/users/repository.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createDatabase, type Database } from '../src/platform/db.ts';
@@ -26,6 +27,7 @@ import { migrate } from '../src/platform/migrations.ts';
 import { sandboxBrowserRoutes } from '../src/sandbox/stripe/browser.ts';
 import { createStripeSandbox } from '../src/sandbox/stripe/index.ts';
 import { loadUsers, type PerUserData } from './users-data.ts';
+import { startService } from './users-service.ts';
 import type { LatencyResult, LatencyTask, LoadResult, LoadTask } from './users-worker.ts';
 
 const { values: argv } = parseArgs({
@@ -37,6 +39,7 @@ const { values: argv } = parseArgs({
     samples: { type: 'string', default: '400' },
     'skip-post': { type: 'boolean', default: false },
     'skip-lists': { type: 'boolean', default: false },
+    'skip-service': { type: 'boolean', default: false },
     'plans-out': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -44,7 +47,7 @@ const { values: argv } = parseArgs({
 if (argv.help) {
   process.stdout.write(
     'npm run bench:users -- [--users 1000000] [--rounds 3] [--duration 5 (s per load)] [--connections 50] [--samples 400 (per list variant)]\n' +
-      '                       [--skip-post] [--skip-lists] [--plans-out FILE (the plans of every list variant)]\n',
+      '                       [--skip-post] [--skip-service] [--skip-lists] [--plans-out FILE (the plans of every list variant)]\n',
   );
   process.exit(0);
 }
@@ -265,41 +268,80 @@ async function walBytes(db: Database): Promise<number> {
   return Number(rows[0]?.lsn ?? 0);
 }
 
-/** One variant: ROUNDS rounds of healthz and POST in alternating order; what a POST cost in the last round. */
-async function postVariant(bench: Bench, token: string, variant: PostVariant): Promise<PostFigures> {
-  const common = { role: 'load' as const, baseUrl: bench.baseUrl, token, connections: CONNECTIONS, durationS: DURATION_S };
-  const healthzTask: LoadTask = { ...common, method: 'GET', path: '/healthz' };
-  const postTask: LoadTask = {
-    ...common,
-    method: 'POST',
-    path: '/api/v1/users/',
-    body: { email: 'bench@example.com', locale: 'en' },
-    idempotencyKeys: variant.idempotencyKeys,
+function loadTasks(baseUrl: string, token: string, idempotencyKeys: boolean): { healthz: LoadTask; post: LoadTask } {
+  const common = { role: 'load' as const, baseUrl, token, connections: CONNECTIONS, durationS: DURATION_S };
+  return {
+    healthz: { ...common, method: 'GET', path: '/healthz' },
+    post: { ...common, method: 'POST', path: '/api/v1/users/', body: { email: 'bench@example.com', locale: 'en' }, idempotencyKeys },
   };
-  await worker<LoadResult>({ ...postTask, durationS: 2 }); // warm-up (JIT, pools, plans)
+}
+
+/**
+ * ROUNDS rounds of healthz and POST in alternating order (a drift of the machine favours neither), after a warm-up;
+ * `post` runs the POST load (and may measure around it). Medians of the per-round ratios and rates.
+ */
+async function ratioRounds(name: string, tasks: { healthz: LoadTask; post: LoadTask }, post: (task: LoadTask) => Promise<LoadResult>) {
+  await worker<LoadResult>({ ...tasks.post, durationS: 2 }); // warm-up (JIT, pools, plans)
   const ratios: number[] = [];
   const posts: number[] = [];
   const healthzs: number[] = [];
-  let profile: PostProfile | undefined;
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? (['healthz', 'post'] as const) : (['post', 'healthz'] as const);
     const rps = { healthz: 0, post: 0 };
     for (const which of order) {
-      let result: LoadResult;
-      if (which === 'post') ({ result, profile } = await profiledPosts(bench, postTask));
-      else result = await worker<LoadResult>(healthzTask);
-      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${variant.name} ${which}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      const result = which === 'post' ? await post(tasks.post) : await worker<LoadResult>(tasks.healthz);
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name} ${which}: ${result.non2xx} non-2xx, ${result.errors} errors`);
       rps[which] = result.rps;
     }
     ratios.push(rps.post / rps.healthz);
     posts.push(rps.post);
     healthzs.push(rps.healthz);
     log(
-      `${variant.name} round ${round + 1}: POST ${Math.round(rps.post)} req/s, healthz ${Math.round(rps.healthz)} req/s, ratio ${(rps.post / rps.healthz).toFixed(3)}`,
+      `${name} round ${round + 1}: POST ${Math.round(rps.post)} req/s, healthz ${Math.round(rps.healthz)} req/s, ratio ${(rps.post / rps.healthz).toFixed(3)}`,
     );
   }
+  return { ratio: median(ratios), rps: median(posts), healthz: median(healthzs) };
+}
+
+/** One variant on the in-process app; what a POST cost in the last round. */
+async function postVariant(bench: Bench, token: string, variant: PostVariant): Promise<PostFigures> {
+  let profile: PostProfile | undefined;
+  const figures = await ratioRounds(variant.name, loadTasks(bench.baseUrl, token, variant.idempotencyKeys), async (task) => {
+    const measured = await profiledPosts(bench, task);
+    profile = measured.profile;
+    return measured.result;
+  });
   if (!profile) throw new Error('no rounds');
-  return { name: variant.name, ratio: median(ratios), rps: median(posts), healthz: median(healthzs), profile };
+  return { name: variant.name, ...figures, profile };
+}
+
+/** POST against the service as `npm start` runs it (bench/users-service.ts), with and without an Idempotency-Key. */
+async function serviceSection(db: Database, databaseUrl: string, tmp: string): Promise<{ lines: string[]; pass: boolean }> {
+  const dataDir = path.join(tmp, 'service');
+  await mkdir(dataDir, { mode: 0o755 });
+  const service = await startService({ db, databaseUrl, dataDir });
+  const lines: string[] = [];
+  let pass = true;
+  try {
+    for (const idempotencyKeys of [false, true]) {
+      const name = `service: POST /users/ ${idempotencyKeys ? 'with' : 'without'} Idempotency-Key`;
+      let cpuPerPost = 0;
+      const figures = await ratioRounds(name, loadTasks(service.baseUrl, service.token, idempotencyKeys), async (task) => {
+        const before = await service.cpuSeconds();
+        const result = await worker<LoadResult>(task);
+        cpuPerPost = (((await service.cpuSeconds()) - before) * 1e6) / result.requests;
+        return result;
+      });
+      pass &&= figures.ratio >= TARGET_POST_RATIO;
+      lines.push(
+        `${name.padEnd(58)} ${String(Math.round(figures.rps)).padStart(6)} req/s, healthz ${String(Math.round(figures.healthz)).padStart(6)} req/s, ` +
+          `ratio ${figures.ratio.toFixed(3)} (target >= ${TARGET_POST_RATIO}) ${verdict(figures.ratio >= TARGET_POST_RATIO)}; service CPU per POST ${Math.round(cpuPerPost)} µs`,
+      );
+    }
+  } finally {
+    await service.stop();
+  }
+  return { lines, pass };
 }
 
 /** Statements PostgreSQL ran since the last reset, per request (the reset itself left out), and the most called. */
@@ -342,7 +384,30 @@ async function postSection(bench: Bench): Promise<{ lines: string[]; pass: boole
       ...profileLines(figures.profile, queued),
     );
   }
+  const ceiling = await ratioRounds('bare insert transactions', loadTasks(bench.baseUrl, client.token, false), () => bareInserts(bench.db, client.clientId));
+  lines.push(
+    `reference, no HTTP: BEGIN, the user insert, COMMIT from 20 connections ${String(Math.round(ceiling.rps)).padStart(6)} tx/s, healthz ${String(Math.round(ceiling.healthz)).padStart(6)} req/s, ` +
+      `ratio ${ceiling.ratio.toFixed(3)} (the most a POST that commits could reach here)`,
+  );
   return { lines, pass };
+}
+
+/** The durable part of a sign-up alone: BEGIN, the user insert (prepared, with its trigger), COMMIT, from 20 connections. */
+async function bareInserts(db: Database, clientId: string): Promise<LoadResult> {
+  const started = performance.now();
+  const end = Date.now() + DURATION_S * 1000;
+  let requests = 0;
+  const lane = async () => {
+    while (Date.now() < end) {
+      await db.transaction((tx) =>
+        insertUser(tx, { id: randomUUID(), client_id: clientId, email: 'bench@example.com', locale: 'en', external_id: null, created_at: new Date() }),
+      );
+      requests++;
+    }
+  };
+  await Promise.all(Array.from({ length: 20 }, lane));
+  const durationS = (performance.now() - started) / 1000;
+  return { requests, durationS, rps: requests / durationS, latencyP50: 0, latencyP99: 0, non2xx: 0, errors: 0, timeouts: 0 };
 }
 
 function profileLines(profile: PostProfile, queued: number): string[] {
@@ -473,8 +538,21 @@ try {
   let pass = true;
   if (!argv['skip-post']) {
     const post = await postSection(bench);
-    out.push('POST /api/v1/users/ throughput, ratio to GET /healthz in the same round (median of rounds)', ...post.lines, '');
+    out.push(
+      'POST /api/v1/users/ throughput on the app in this process (plain HTTP), ratio to GET /healthz in the same round (median of rounds)',
+      ...post.lines,
+      '',
+    );
     pass &&= post.pass;
+  }
+  if (!argv['skip-service']) {
+    const service = await serviceSection(db, database.embedded.url, tmp);
+    out.push(
+      'POST /api/v1/users/ throughput on the service as npm start runs it (HTTPS, request logs), ratio to GET /healthz in the same round',
+      ...service.lines,
+      '',
+    );
+    pass &&= service.pass;
   }
   if (!argv['skip-lists']) {
     const big = await bench.clients.createClient('bench 1M users');
