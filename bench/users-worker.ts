@@ -32,7 +32,8 @@ export interface LoadResult {
 export interface LatencyTask {
   role: 'latency';
   baseUrl: string;
-  token: string;
+  /** The Authorization header: `Bearer <API token>`, or `Token <base64>` for OCPI. */
+  authorization: string;
   /** Requested in turn, round-robin, `samples` requests in all. */
   paths: string[];
   samples: number;
@@ -85,7 +86,7 @@ async function latency(task: LatencyTask): Promise<LatencyResult> {
   const latencies: number[] = [];
   const failures: LatencyResult['failures'] = [];
   let next = 0;
-  const headers = { authorization: `Bearer ${task.token}` };
+  const headers = { authorization: task.authorization };
   const lane = async (count: number, record: boolean) => {
     while (next < count) {
       const path = task.paths[next++ % task.paths.length] as string;
