@@ -195,10 +195,10 @@ export async function loadUsers(options: {
   await db.query('VACUUM (ANALYZE) users, payment_customers, payment_methods, charging_sessions, charging_bills, invoices, charging_debts');
   log(`  VACUUM (ANALYZE) in ${((performance.now() - vacuum) / 1000).toFixed(1)} s; all loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const pick = async (where: string) => {
-    const { rows } = await db.query<{ v: string }>(`SELECT ${where} AS v FROM generate_series(1, $1::int) i, LATERAL (SELECT i * $2::int / $1::int AS g) x`, [
-      SAMPLE,
-      users,
-    ]);
+    const { rows } = await db.query<{ v: string }>(
+      `SELECT ${where} AS v FROM generate_series(1, $1::int) i, LATERAL (SELECT (i - 1) * $2::int / $1::int + 1 AS g) x`,
+      [SAMPLE, users],
+    );
     return rows.map((row) => row.v);
   };
   const { rows: live } = await db.query<{ n: number }>('SELECT count(*) AS n FROM users WHERE client_id = $1 AND deleted_at IS NULL', [clientId]);

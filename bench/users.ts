@@ -35,7 +35,7 @@ import type { LatencyResult, LatencyTask, LoadResult, LoadTask } from './users-w
 const { values: argv } = parseArgs({
   options: {
     users: { type: 'string', default: '1000000' },
-    rounds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
     samples: { type: 'string', default: '400' },
@@ -48,7 +48,7 @@ const { values: argv } = parseArgs({
 });
 if (argv.help) {
   process.stdout.write(
-    'npm run bench:users -- [--users 1000000] [--rounds 3] [--duration 5 (s per load)] [--connections 50] [--samples 400 (per list variant)]\n' +
+    'npm run bench:users -- [--users 1000000] [--rounds 5] [--duration 5 (s per load)] [--connections 50] [--samples 400 (per list variant)]\n' +
       '                       [--skip-post] [--skip-service] [--skip-lists] [--plans-out FILE (the plans of every list variant)]\n',
   );
   process.exit(0);
@@ -258,6 +258,7 @@ interface PostProfile {
 interface PostFigures {
   name: string;
   ratio: number;
+  cpuRatio: number;
   rps: number;
   healthz: number;
   profile: PostProfile;
@@ -298,45 +299,71 @@ function loadTasks(baseUrl: string, token: string, idempotencyKeys: boolean): { 
 
 /**
  * ROUNDS rounds of healthz and POST in alternating order (a drift of the machine favours neither), after a warm-up;
- * `post` runs the POST load (and may measure around it). Medians of the per-round ratios and rates.
+ * `post` runs the POST load (and may measure around it). Medians of the per-round ratios and rates; and, less
+ * sensitive to the other load on a shared machine, the ratio of CPU per request (`cpuSeconds`: the server's and
+ * PostgreSQL's so far) of healthz to POST: the throughput ratio if the two were CPU-bound alone.
  */
-async function ratioRounds(name: string, tasks: { healthz: LoadTask; post: LoadTask }, post: (task: LoadTask) => Promise<LoadResult>) {
+async function ratioRounds(
+  name: string,
+  tasks: { healthz: LoadTask; post: LoadTask },
+  post: (task: LoadTask) => Promise<LoadResult>,
+  cpuSeconds: () => Promise<number>,
+) {
   await worker<LoadResult>({ ...tasks.post, durationS: 2 }); // warm-up (JIT, pools, plans)
   const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   const posts: number[] = [];
   const healthzs: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? (['healthz', 'post'] as const) : (['post', 'healthz'] as const);
     const rps = { healthz: 0, post: 0 };
+    const cpu = { healthz: 0, post: 0 };
     for (const which of order) {
+      const before = await cpuSeconds();
       const result = which === 'post' ? await post(tasks.post) : await worker<LoadResult>(tasks.healthz);
+      cpu[which] = ((await cpuSeconds()) - before) / result.requests;
       if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name} ${which}: ${result.non2xx} non-2xx, ${result.errors} errors`);
       rps[which] = result.rps;
     }
     ratios.push(rps.post / rps.healthz);
+    cpuRatios.push(cpu.healthz / cpu.post);
     posts.push(rps.post);
     healthzs.push(rps.healthz);
     log(
-      `${name} round ${round + 1}: POST ${Math.round(rps.post)} req/s, healthz ${Math.round(rps.healthz)} req/s, ratio ${(rps.post / rps.healthz).toFixed(3)}`,
+      `${name} round ${round + 1}: POST ${Math.round(rps.post)} req/s, healthz ${Math.round(rps.healthz)} req/s, ratio ${(rps.post / rps.healthz).toFixed(3)}, ` +
+        `CPU per request ${Math.round(cpu.post * 1e6)} / ${Math.round(cpu.healthz * 1e6)} µs`,
     );
   }
-  return { ratio: median(ratios), rps: median(posts), healthz: median(healthzs) };
+  return { ratio: median(ratios), cpuRatio: median(cpuRatios), rps: median(posts), healthz: median(healthzs) };
+}
+
+/** CPU seconds so far of this process (the app under test) and of PostgreSQL. */
+async function appAndPostgresCpu(pgDir: string): Promise<number> {
+  const own = process.cpuUsage();
+  let total = (own.user + own.system) / 1e6;
+  for (const spent of (await postgresCpu(pgDir)).values()) total += spent.user + spent.system;
+  return total;
 }
 
 /** One variant on the in-process app; what a POST cost in the last round. */
 async function postVariant(bench: Bench, token: string, variant: PostVariant): Promise<PostFigures> {
   let profile: PostProfile | undefined;
-  const figures = await ratioRounds(variant.name, loadTasks(bench.baseUrl, token, variant.idempotencyKeys), async (task) => {
-    const measured = await profiledPosts(bench, task);
-    profile = measured.profile;
-    return measured.result;
-  });
+  const figures = await ratioRounds(
+    variant.name,
+    loadTasks(bench.baseUrl, token, variant.idempotencyKeys),
+    async (task) => {
+      const measured = await profiledPosts(bench, task);
+      profile = measured.profile;
+      return measured.result;
+    },
+    () => appAndPostgresCpu(bench.pgDir),
+  );
   if (!profile) throw new Error('no rounds');
   return { name: variant.name, ...figures, profile };
 }
 
 /** POST against the service as `npm start` runs it (bench/users-service.ts), with and without an Idempotency-Key. */
-async function serviceSection(db: Database, databaseUrl: string, tmp: string): Promise<{ lines: string[]; pass: boolean }> {
+async function serviceSection(db: Database, pgDir: string, databaseUrl: string, tmp: string): Promise<{ lines: string[]; pass: boolean }> {
   const dataDir = path.join(tmp, 'service');
   await mkdir(dataDir, { mode: 0o755 });
   const service = await startService({ db, databaseUrl, dataDir });
@@ -346,16 +373,26 @@ async function serviceSection(db: Database, databaseUrl: string, tmp: string): P
     for (const idempotencyKeys of [false, true]) {
       const name = `service: POST /users/ ${idempotencyKeys ? 'with' : 'without'} Idempotency-Key`;
       let cpuPerPost = 0;
-      const figures = await ratioRounds(name, loadTasks(service.baseUrl, service.token, idempotencyKeys), async (task) => {
-        const before = await service.cpuSeconds();
-        const result = await worker<LoadResult>(task);
-        cpuPerPost = (((await service.cpuSeconds()) - before) * 1e6) / result.requests;
-        return result;
-      });
+      const figures = await ratioRounds(
+        name,
+        loadTasks(service.baseUrl, service.token, idempotencyKeys),
+        async (task) => {
+          const before = await service.cpuSeconds();
+          const result = await worker<LoadResult>(task);
+          cpuPerPost = (((await service.cpuSeconds()) - before) * 1e6) / result.requests;
+          return result;
+        },
+        async () => {
+          let total = await service.cpuSeconds();
+          for (const spent of (await postgresCpu(pgDir)).values()) total += spent.user + spent.system;
+          return total;
+        },
+      );
       pass &&= figures.ratio >= TARGET_POST_RATIO;
       lines.push(
         `${name.padEnd(58)} ${String(Math.round(figures.rps)).padStart(6)} req/s, healthz ${String(Math.round(figures.healthz)).padStart(6)} req/s, ` +
-          `ratio ${figures.ratio.toFixed(3)} (target >= ${TARGET_POST_RATIO}) ${verdict(figures.ratio >= TARGET_POST_RATIO)}; service CPU per POST ${Math.round(cpuPerPost)} µs`,
+          `ratio ${figures.ratio.toFixed(3)} (target >= ${TARGET_POST_RATIO}) ${verdict(figures.ratio >= TARGET_POST_RATIO)}; by CPU ${figures.cpuRatio.toFixed(3)}; ` +
+          `service CPU per POST ${Math.round(cpuPerPost)} µs`,
       );
     }
   } finally {
@@ -400,14 +437,19 @@ async function postSection(bench: Bench): Promise<{ lines: string[]; pass: boole
     pass &&= figures.ratio >= TARGET_POST_RATIO;
     lines.push(
       `${figures.name.padEnd(58)} ${String(Math.round(figures.rps)).padStart(6)} req/s, healthz ${String(Math.round(figures.healthz)).padStart(6)} req/s, ` +
-        `ratio ${figures.ratio.toFixed(3)} (target >= ${TARGET_POST_RATIO}) ${verdict(figures.ratio >= TARGET_POST_RATIO)}`,
+        `ratio ${figures.ratio.toFixed(3)} (target >= ${TARGET_POST_RATIO}) ${verdict(figures.ratio >= TARGET_POST_RATIO)}; by CPU ${figures.cpuRatio.toFixed(3)}`,
       ...profileLines(figures.profile, queued),
     );
   }
-  const ceiling = await ratioRounds('bare insert transactions', loadTasks(bench.baseUrl, client.token, false), () => bareInserts(bench.db, client.clientId));
+  const ceiling = await ratioRounds(
+    'bare insert transactions',
+    loadTasks(bench.baseUrl, client.token, false),
+    () => bareInserts(bench.db, client.clientId),
+    () => appAndPostgresCpu(bench.pgDir),
+  );
   lines.push(
     `reference, no HTTP: BEGIN, the user insert, COMMIT from 20 connections ${String(Math.round(ceiling.rps)).padStart(6)} tx/s, healthz ${String(Math.round(ceiling.healthz)).padStart(6)} req/s, ` +
-      `ratio ${ceiling.ratio.toFixed(3)} (the most a POST that commits could reach here)`,
+      `ratio ${ceiling.ratio.toFixed(3)}, by CPU ${ceiling.cpuRatio.toFixed(3)} (the most a POST that commits could reach here)`,
   );
   return { lines, pass };
 }
@@ -575,7 +617,7 @@ try {
     pass &&= post.pass;
   }
   if (!argv['skip-service']) {
-    const service = await serviceSection(db, database.embedded.url, tmp);
+    const service = await serviceSection(db, pgDir, database.embedded.url, tmp);
     out.push(
       'POST /api/v1/users/ throughput on the service as npm start runs it (HTTPS, request logs), ratio to GET /healthz in the same round',
       ...service.lines,

@@ -82,7 +82,7 @@ CREATE TRIGGER user_list_buckets_truncated AFTER TRUNCATE ON users FOR EACH STAT
 -- Cuts buckets of `size` users off the client's head (oldest first), leaving it fewer than `size` + 1 users; returns
 -- how many it made. Waits at most lock_timeout for the client's changes in flight (then fails with 55P03: try later).
 CREATE FUNCTION settle_user_list_buckets(client uuid, size integer) RETURNS integer
-LANGUAGE plpgsql VOLATILE SET lock_timeout = '200ms' AS $$
+LANGUAGE plpgsql VOLATILE SET lock_timeout = '50ms' AS $$
 DECLARE
   top_at timestamptz;
   top_id uuid;
