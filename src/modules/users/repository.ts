@@ -107,8 +107,9 @@ const withoutTotal = <T extends { total: number }>({ total: _total, ...row }: T)
  */
 async function usersPage(db: Queryable, clientId: string, page: { limit: number; offset: number }, bucketSize: number) {
   // As text: a Date would drop the microseconds of a key that did not come from this process's clock.
-  const { rows: tops } = await db.query<{ hi_created_at: string; hi_id: string }>(
-    'SELECT hi_created_at::text, hi_id FROM user_list_buckets WHERE client_id = $1 ORDER BY hi_created_at DESC, hi_id DESC LIMIT 1',
+  // (Named apart from the column, which ORDER BY must mean: the text would sort as text.)
+  const { rows: tops } = await db.query<{ hi_at: string; hi_id: string }>(
+    'SELECT hi_created_at::text AS hi_at, hi_id FROM user_list_buckets WHERE client_id = $1 ORDER BY hi_created_at DESC, hi_id DESC LIMIT 1',
     [clientId],
   );
   const top = tops[0];
@@ -137,7 +138,7 @@ async function usersPage(db: Queryable, clientId: string, page: { limit: number;
      SELECT ${PAGE_COLUMNS}, c.total, c.head
        FROM counted c LEFT JOIN (keys k JOIN users u ON u.id = k.id) ON true
       ORDER BY k.created_at DESC, k.id DESC`,
-    [clientId, page.limit, page.offset, top?.hi_created_at ?? '-infinity', top?.hi_id ?? '00000000-0000-0000-0000-000000000000'],
+    [clientId, page.limit, page.offset, top?.hi_at ?? '-infinity', top?.hi_id ?? '00000000-0000-0000-0000-000000000000'],
   );
   const first = rows[0];
   if (first && first.head > 2 * bucketSize) await settleUserList(db, clientId, bucketSize);
