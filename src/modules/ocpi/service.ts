@@ -79,6 +79,8 @@ export function createOcpi(deps: OcpiDeps) {
 
   const timers: NodeJS.Timeout[] = [];
   let pushing: Promise<unknown> | undefined;
+  // Aborted by stop(): pushes in flight are cut off and what was claimed is released (sent by the next start or another process).
+  const stopping = new AbortController();
   let reconciling: Promise<void> | undefined;
 
   const reconcileAll = async (): Promise<void> => {
@@ -92,7 +94,15 @@ export function createOcpi(deps: OcpiDeps) {
   };
 
   const deliver = () => {
-    pushing ??= deliverDuePushes({ db, clock, auth: connections.peerAuth, timeoutMs: config.requestTimeoutMs, log: (level, m, f) => log(level, m, f) })
+    if (stopping.signal.aborted) return Promise.resolve();
+    pushing ??= deliverDuePushes({
+      db,
+      clock,
+      auth: connections.peerAuth,
+      timeoutMs: config.requestTimeoutMs,
+      log: (level, m, f) => log(level, m, f),
+      signal: stopping.signal,
+    })
       .catch((error: Error) => log('warn', 'delivering OCPI pushes failed', { err: error.message }))
       .finally(() => {
         pushing = undefined;
@@ -156,6 +166,7 @@ export function createOcpi(deps: OcpiDeps) {
     },
     async stop(): Promise<void> {
       for (const timer of timers.splice(0)) clearInterval(timer);
+      stopping.abort();
       await pushing;
     },
   };
