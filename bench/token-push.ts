@@ -7,6 +7,7 @@
 //
 //   npm run bench:token-push                    # 20,000 pushes, 3 runs, about 1-2 min
 //   npm run bench:token-push -- --pushes 5000 --runs 1
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -15,21 +16,12 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
+import { freePort } from '../src/platform/free-port.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Service {
   child: ChildProcess;
