@@ -10,12 +10,15 @@
 // a test card on the payment sandbox's browser stand-in, wait until the card is
 // listed, find an available EVSE with the stations API, start charging, poll
 // the session every 0.5 s until active, charge ~3 s, stop, poll until
-// completed and until the invoice exists. Afterwards it checks through the API
-// and the database: one invoice and one capture per completed session, and
+// completed and until the invoice exists. A level ramps up until every client
+// has finished one driver, then measures for --duration seconds (no new driver
+// begins after it; those under way finish). Afterwards it checks through the
+// API and the database: one invoice and one capture per completed session, and
 // gapless invoice numbers. The service's RSS and CPU are read from /proc every
-// second, its outbound calls from its Prometheus listener.
+// second, its outbound calls from its Prometheus listener. bench/README.md
+// describes the method.
 //
-//   npm run bench:charging                                  # levels 10,50,100,200; 120 s each
+//   npm run bench:charging                                  # levels 10,50,100,200; 120 s measured each
 //   npm run bench:charging -- --levels 10,50 --duration 30  # shorter
 //   npm run bench:charging -- --quick                       # levels 10,50; 20 s each
 //   npm run bench:charging -- --help
@@ -38,7 +41,7 @@ const root = path.resolve(import.meta.dirname, '..');
 
 const USAGE = `npm run bench:charging -- [options]
   --levels 10,50,100,200   concurrent virtual clients per level
-  --duration 120           seconds per level during which clients begin new sessions (then in-flight ones finish)
+  --duration 120           seconds measured per level, after its ramp-up (each client has finished one driver)
   --quick                  levels 10,50 and 20 s each (unless given)
   --locations 2000         STATIONS_DEFAULT_LOCATIONS of the sandbox network (start-up time grows with it)
   --compression 60         CPO_SANDBOX_TIME_COMPRESSION
@@ -510,17 +513,29 @@ interface Invoiced {
   toActiveMs: number;
   /** Request sent -> first poll that saw the session completed with its invoice. */
   toInvoicedMs: number;
+  /** When the start request was sent, and when the invoice was seen. */
+  startedAt: number;
   invoicedAt: number;
+}
+
+/** A moment of the level: the service's /proc figures and its counters then. */
+interface Mark {
+  at: number;
+  sample: Sample;
+  counters: Promise<Counters>;
 }
 
 interface LevelRun {
   bench: Bench;
   concurrency: number;
   startedAt: number;
-  windowEnd: number;
+  /** The measurement: opened once every client has finished one driver (the ramp-up), closed durationS later. */
+  window: { start: Mark; endsAt: number; closed: Promise<Mark> } | undefined;
+  /** Clients that have finished at least one driver (successfully or not). */
+  doneOnce: Set<number>;
   invoiced: Invoiced[];
-  /** Answer times of every answered POST start (any status). */
-  startAnswers: number[];
+  /** Every answered POST start (any status): when it was sent and how long the answer took. */
+  startAnswers: { at: number; ms: number }[];
   failures: Map<string, number>;
   users: string[];
   /** EVSEs a virtual driver is using: two drivers do not stand at one charger. */
@@ -568,25 +583,32 @@ async function newDriver(run: LevelRun): Promise<{ userId: string; pm: string }>
   }
 }
 
-/** An AVAILABLE EVSE near `home` that the bench drives and no other virtual driver uses; claimed for the caller. */
-async function pickEvse(run: LevelRun, home: Home): Promise<string> {
-  for (const distance of [5_000, 25_000, 100_000]) {
-    const query = `latitude=${home.latitude}&longitude=${home.longitude}&distance=${distance}&only_available=true&page_size=100`;
-    const found = await run.bench.call('find EVSE', 'GET', `/api/v1/stations/around/?${query}`);
-    expectStatus('find EVSE', found, 200);
-    const stations = get(found.body, 'results');
-    for (const station of Array.isArray(stations) ? stations : []) {
-      const evses = get(station, 'evses');
-      for (const evse of Array.isArray(evses) ? evses : []) {
-        const id = text(get(evse, 'evse_id'));
-        if (id && text(get(evse, 'status'))?.toUpperCase() === 'AVAILABLE' && run.bench.evses.has(id) && !run.claimed.has(id)) {
-          run.claimed.add(id);
-          return id;
+/**
+ * An AVAILABLE EVSE the bench drives and no other virtual driver uses, near a random home (the next home when
+ * none is within 100 km: the generated catalogue is sparse in places); claimed for the caller.
+ */
+async function pickEvse(run: LevelRun): Promise<string> {
+  const { homes } = run.bench;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const home = homes[Math.floor(Math.random() * homes.length)] as Home;
+    for (const distance of [5_000, 25_000, 100_000]) {
+      const query = `latitude=${home.latitude}&longitude=${home.longitude}&distance=${distance}&only_available=true&page_size=100`;
+      const found = await run.bench.call('find EVSE', 'GET', `/api/v1/stations/around/?${query}`);
+      expectStatus('find EVSE', found, 200);
+      const stations = get(found.body, 'results');
+      for (const station of Array.isArray(stations) ? stations : []) {
+        const evses = get(station, 'evses');
+        for (const evse of Array.isArray(evses) ? evses : []) {
+          const id = text(get(evse, 'evse_id'));
+          if (id && text(get(evse, 'status'))?.toUpperCase() === 'AVAILABLE' && run.bench.evses.has(id) && !run.claimed.has(id)) {
+            run.claimed.add(id);
+            return id;
+          }
         }
       }
     }
   }
-  throw new StepFailure('find EVSE: none available within 100 km');
+  throw new StepFailure('find EVSE: none available within 100 km of 5 places');
 }
 
 /** Polls the session every POLL_MS until `done` says so; a failed session or the deadline is a failure of `stage`. */
@@ -608,7 +630,7 @@ async function charge(run: LevelRun, driver: { userId: string; pm: string }, evs
   const { userId } = driver;
   const t0 = now();
   const answer = await call('start', 'POST', `${USERS}/${userId}/charging/start/`, { body: { payment_method_id: driver.pm, evse_id: evseId } });
-  run.startAnswers.push(answer.ms);
+  run.startAnswers.push({ at: t0, ms: answer.ms });
   expectStatus('start', answer, 201);
   const sessionId = text(get(answer.body, 'id'));
   if (!sessionId) throw new StepFailure('start: no session id in the answer');
@@ -624,7 +646,7 @@ async function charge(run: LevelRun, driver: { userId: string; pm: string }, evs
     await pollSession(run, 'wait completed', sessionPath, (s) => get(s, 'status') === 'completed', COMPLETED_TIMEOUT_MS);
     await pollSession(run, 'wait invoice', sessionPath, (s) => Boolean(get(s, 'session_cost', 'invoice_download')), INVOICED_TIMEOUT_MS);
     const invoicedAt = now();
-    run.invoiced.push({ userId, sessionId, startMs: answer.ms, toActiveMs, toInvoicedMs: invoicedAt - t0, invoicedAt });
+    run.invoiced.push({ userId, sessionId, startMs: answer.ms, toActiveMs, toInvoicedMs: invoicedAt - t0, startedAt: t0, invoicedAt });
   } catch (error) {
     // The driver gives up; the app still ends the session, so it does not charge on (not measured).
     if (!stopped) await call('clean-up stop', 'POST', `${USERS}/${userId}/charging/stop/${sessionId}/`).catch(() => undefined);
@@ -632,23 +654,41 @@ async function charge(run: LevelRun, driver: { userId: string; pm: string }, evs
   }
 }
 
+function mark(bench: Bench): Mark {
+  return { at: now(), sample: bench.sampler.sample() ?? (bench.sampler.samples.at(-1) as Sample), counters: readCounters(bench) };
+}
+
+/** Opens the measurement window (once): it ends durationS later; clients begin no new driver after it. */
+function openWindow(run: LevelRun, why: string): void {
+  if (run.window) return;
+  const start = mark(run.bench);
+  const durationMs = run.bench.options.durationS * 1000;
+  const closed = sleep(durationMs).then(() => mark(run.bench));
+  run.window = { start, endsAt: start.at + durationMs, closed };
+  say(`  ${Math.round((start.at - run.startedAt) / 1000)} s: ${why}: measuring for ${run.bench.options.durationS} s`);
+}
+
 async function virtualClient(run: LevelRun, index: number): Promise<void> {
   // The clients begin spread over the first second, not all in the same millisecond.
   await sleep((index * 1000) / run.concurrency);
-  while (now() < run.windowEnd && !aborting) {
+  while (!aborting && (run.window === undefined || now() < run.window.endsAt)) {
     run.inFlight++;
     let evse: string | undefined;
     try {
       const driver = await newDriver(run);
-      evse = await pickEvse(run, run.bench.homes[Math.floor(Math.random() * run.bench.homes.length)] as Home);
+      evse = await pickEvse(run);
       await charge(run, driver, evse);
     } catch (error) {
       const kind = error instanceof StepFailure ? error.kind : `bench error: ${(error as Error).message}`;
-      run.failures.set(kind, (run.failures.get(kind) ?? 0) + 1);
+      const seen = run.failures.get(kind) ?? 0;
+      if (seen === 0) say(`  ${Math.round((now() - run.startedAt) / 1000)} s: first failure of its kind: ${kind}`);
+      run.failures.set(kind, seen + 1);
       await sleep(1_000); // a client backs off a little after a failure
     } finally {
       if (evse) run.claimed.delete(evse);
       run.inFlight--;
+      run.doneOnce.add(index);
+      if (run.doneOnce.size === run.concurrency) openWindow(run, 'every client has finished one driver');
     }
   }
 }
@@ -866,21 +906,26 @@ interface Spread {
 
 interface LevelResult {
   concurrency: number;
+  /** From the level's start until every client had finished one driver (the window then opens). */
+  warmupS: number;
   windowS: number;
+  /** From the window's end until the last client finished its driver. */
   drainS: number;
   /** Sessions whose invoice a client saw within the window, per minute of window. */
   perMinute: number;
-  /** The same from the first invoice of the level to the end of the window (without the ramp-up). */
-  perMinuteSteady: number | undefined;
   invoicedInWindow: number;
   invoiced: number;
+  /** Of sessions whose start was sent within the window (each followed to its end). */
   startMs: Spread;
   toActiveMs: Spread;
   toInvoicedMs: Spread;
+  /** Every failure of the level, ramp-up and drain included. */
   failures: Record<string, number>;
   failureCount: number;
   verification: Verification;
+  /** At the level's start, highest of the level, after the drain. */
   rssMiB: { start: number; peak: number; end: number };
+  /** Within the window. */
   cpuS: { service: number; postgres: number; bench: number };
   serviceCpuSPerInvoiced: number | undefined;
   outbound: { ocpi: number; processor: number; cpo: number; webhooks: number; total: number; serviceCpuMsPerCall: number | undefined };
@@ -902,17 +947,22 @@ function progress(run: LevelRun): void {
   );
 }
 
-function summarise(run: LevelRun, drainEnd: number, samples: { first: Sample; last: Sample }, counters: { before: Counters; after: Counters }) {
-  const windowMs = run.windowEnd - run.startedAt;
-  const inWindow = run.invoiced.filter((i) => i.invoicedAt <= run.windowEnd);
-  const firstAt = inWindow.length > 0 ? Math.min(...inWindow.map((i) => i.invoicedAt)) : undefined;
-  const during = run.bench.sampler.samples.filter((s) => s.at >= samples.first.at && s.at <= samples.last.at);
-  const cpu = {
-    service: samples.last.serviceCpuS - samples.first.serviceCpuS,
-    postgres: samples.last.postgresCpuS - samples.first.postgresCpuS,
-    bench: samples.last.benchCpuS - samples.first.benchCpuS,
-  };
-  const { before, after } = counters;
+interface Marks {
+  level: Sample;
+  windowStart: Mark;
+  windowEnd: Mark;
+  drainEnd: Mark;
+}
+
+/** The window's figures: throughput, latencies of the sessions started in it, CPU and outbound calls in it. */
+async function windowFigures(run: LevelRun, marks: Marks) {
+  const from = marks.windowStart.at;
+  const to = marks.windowEnd.at;
+  const inWindow = run.invoiced.filter((i) => i.invoicedAt >= from && i.invoicedAt <= to);
+  const startedIn = run.invoiced.filter((i) => i.startedAt >= from && i.startedAt <= to);
+  const [first, last] = [marks.windowStart.sample, marks.windowEnd.sample];
+  const cpu = { service: last.serviceCpuS - first.serviceCpuS, postgres: last.postgresCpuS - first.postgresCpuS, bench: last.benchCpuS - first.benchCpuS };
+  const [before, after] = await Promise.all([marks.windowStart.counters, marks.windowEnd.counters]);
   const outbound = {
     ocpi: after.ocpiCalls - before.ocpiCalls,
     processor: after.processorCalls - before.processorCalls,
@@ -920,40 +970,50 @@ function summarise(run: LevelRun, drainEnd: number, samples: { first: Sample; la
     webhooks: after.webhookAttempts - before.webhookAttempts,
   };
   const total = outbound.ocpi + outbound.processor + outbound.cpo + outbound.webhooks;
+  const apiRequests = after.apiRequests - before.apiRequests;
   return {
-    concurrency: run.concurrency,
-    windowS: windowMs / 1000,
-    drainS: (drainEnd - run.windowEnd) / 1000,
-    perMinute: inWindow.length / (windowMs / 60_000),
-    perMinuteSteady: firstAt !== undefined && run.windowEnd - firstAt > 1_000 ? (inWindow.length - 1) / ((run.windowEnd - firstAt) / 60_000) : undefined,
+    perMinute: inWindow.length / ((to - from) / 60_000),
     invoicedInWindow: inWindow.length,
-    invoiced: run.invoiced.length,
-    startMs: spread(run.startAnswers),
-    toActiveMs: spread(run.invoiced.map((i) => i.toActiveMs)),
-    toInvoicedMs: spread(run.invoiced.map((i) => i.toInvoicedMs)),
-    failures: Object.fromEntries([...run.failures.entries()].sort((a, b) => b[1] - a[1])),
-    failureCount: [...run.failures.values()].reduce((a, b) => a + b, 0),
-    rssMiB: { start: samples.first.rssMiB, peak: Math.max(...during.map((s) => s.rssMiB), samples.last.rssMiB), end: samples.last.rssMiB },
+    startMs: spread(run.startAnswers.filter((s) => s.at >= from && s.at <= to).map((s) => s.ms)),
+    toActiveMs: spread(startedIn.map((i) => i.toActiveMs)),
+    toInvoicedMs: spread(startedIn.map((i) => i.toInvoicedMs)),
     cpuS: cpu,
-    serviceCpuSPerInvoiced: run.invoiced.length > 0 ? cpu.service / run.invoiced.length : undefined,
+    serviceCpuSPerInvoiced: inWindow.length > 0 ? cpu.service / inWindow.length : undefined,
     outbound: { ...outbound, total, serviceCpuMsPerCall: total > 0 ? (cpu.service * 1000) / total : undefined },
-    apiRequests: after.apiRequests - before.apiRequests,
-    serviceCpuMsPerExchange:
-      total + after.apiRequests - before.apiRequests > 0 ? (cpu.service * 1000) / (total + after.apiRequests - before.apiRequests) : undefined,
-    backlogAtEnd: { tokenPushes: after.tokenPushBacklog, webhooks: after.webhookBacklog },
+    apiRequests,
+    serviceCpuMsPerExchange: total + apiRequests > 0 ? (cpu.service * 1000) / (total + apiRequests) : undefined,
   };
 }
 
+async function summarise(run: LevelRun, marks: Marks) {
+  const during = run.bench.sampler.samples.filter((s) => s.at >= marks.level.at && s.at <= marks.drainEnd.at);
+  const atEnd = await marks.drainEnd.counters;
+  return {
+    concurrency: run.concurrency,
+    warmupS: (marks.windowStart.at - run.startedAt) / 1000,
+    windowS: (marks.windowEnd.at - marks.windowStart.at) / 1000,
+    drainS: (marks.drainEnd.at - marks.windowEnd.at) / 1000,
+    invoiced: run.invoiced.length,
+    ...(await windowFigures(run, marks)),
+    failures: Object.fromEntries([...run.failures.entries()].sort((a, b) => b[1] - a[1])),
+    failureCount: [...run.failures.values()].reduce((a, b) => a + b, 0),
+    rssMiB: { start: marks.level.rssMiB, peak: Math.max(...during.map((s) => s.rssMiB), marks.drainEnd.sample.rssMiB), end: marks.drainEnd.sample.rssMiB },
+    backlogAtEnd: { tokenPushes: atEnd.tokenPushBacklog, webhooks: atEnd.webhookBacklog },
+  };
+}
+
+/** Longest ramp-up: then the window opens even if some client has not finished its first driver. */
+const WARMUP_CAP_MS = 300_000;
+
 async function runLevel(bench: Bench, concurrency: number): Promise<LevelResult> {
-  say(`\n== ${concurrency} concurrent drivers, ${bench.options.durationS} s`);
-  const before = await readCounters(bench);
-  const first = bench.sampler.sample() ?? (bench.sampler.samples.at(-1) as Sample);
-  const startedAt = now();
+  say(`\n== ${concurrency} concurrent drivers: ramp-up until each has finished one, then ${bench.options.durationS} s measured`);
+  const level = bench.sampler.sample() ?? (bench.sampler.samples.at(-1) as Sample);
   const run: LevelRun = {
     bench,
     concurrency,
-    startedAt,
-    windowEnd: startedAt + bench.options.durationS * 1000,
+    startedAt: now(),
+    window: undefined,
+    doneOnce: new Set(),
     invoiced: [],
     startAnswers: [],
     failures: new Map(),
@@ -963,17 +1023,19 @@ async function runLevel(bench: Bench, concurrency: number): Promise<LevelResult>
     drivers: 0,
   };
   const ticker = setInterval(() => progress(run), 10_000);
+  const cap = setTimeout(() => openWindow(run, `no window yet after ${WARMUP_CAP_MS / 1000} s`), WARMUP_CAP_MS);
   await Promise.all(Array.from({ length: concurrency }, (_, i) => virtualClient(run, i)));
   clearInterval(ticker);
-  const drainEnd = now();
-  const last = bench.sampler.sample() ?? (bench.sampler.samples.at(-1) as Sample);
-  const after = await readCounters(bench);
-  say(`  window over, last drivers done ${seconds(drainEnd - run.windowEnd)} later; checking invoices and captures`);
+  clearTimeout(cap);
+  if (!run.window) throw new Error('the level ended before its window opened (interrupted)');
+  const windowEnd = await run.window.closed;
+  const drainEnd = mark(bench);
+  say(`  window over; the last drivers finished ${seconds(drainEnd.at - windowEnd.at)} later; checking invoices and captures`);
   const verification = await verifyLevel(run);
   const problems = await logProblems(bench.logOffset);
   bench.logOffset = problems.size;
   return {
-    ...summarise(run, drainEnd, { first, last }, { before, after }),
+    ...(await summarise(run, { level, windowStart: run.window.start, windowEnd, drainEnd })),
     verification,
     serviceProblems: Object.fromEntries([...problems.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15)),
   };
@@ -987,13 +1049,13 @@ const pair = (s: Spread) => `${seconds(s.p50)} / ${seconds(s.p99)}`;
 function printLevel(r: LevelResult): void {
   const v = r.verification;
   say(
-    `  invoiced sessions/min   ${r.perMinute.toFixed(1)} (${r.invoicedInWindow} invoiced in the ${r.windowS} s window; from the first invoice on ` +
-      `${fixed(r.perMinuteSteady, 1)}/min; ${r.invoiced} in all, the last ${r.drainS.toFixed(1)} s after the window)`,
+    `  invoiced sessions/min   ${r.perMinute.toFixed(1)} (${r.invoicedInWindow} invoices seen in the ${r.windowS.toFixed(0)} s window, after a ` +
+      `${r.warmupS.toFixed(1)} s ramp-up; ${r.invoiced} in all, the last ${r.drainS.toFixed(1)} s after the window)`,
   );
-  say(`  start p50 / p99         ${pair(r.startMs)} (${r.startMs.n} answered starts)`);
-  say(`  start -> active         ${pair(r.toActiveMs)}`);
+  say(`  start p50 / p99         ${pair(r.startMs)} (${r.startMs.n} starts answered, sent within the window)`);
+  say(`  start -> active         ${pair(r.toActiveMs)} (${r.toActiveMs.n} invoiced sessions started within the window)`);
   say(`  start -> invoiced       ${pair(r.toInvoicedMs)}`);
-  say(`  failures                ${r.failureCount} (the scenario asks for none: every one is unrequested)`);
+  say(`  failures                ${r.failureCount} in the whole level (the scenario asks for none: every one is unrequested)`);
   for (const [kind, n] of Object.entries(r.failures)) say(`    ${String(n).padStart(5)}  ${kind}  [not asked for]`);
   say(
     `  checks                  ${v.billed} billed sessions: invoice count != 1: ${v.invoicesNotOne}, capture count != 1: ${v.capturesNotOne}, ` +
@@ -1008,13 +1070,14 @@ function printLevel(r: LevelResult): void {
       `holds of failed sessions still held ${v.heldAfterFailure}`,
   );
   say(
-    `  service process         RSS ${r.rssMiB.start.toFixed(0)} -> peak ${r.rssMiB.peak.toFixed(0)} -> ${r.rssMiB.end.toFixed(0)} MiB; CPU ${r.cpuS.service.toFixed(1)} s ` +
-      `(${fixed(r.serviceCpuSPerInvoiced, 3)} s per invoiced session); PostgreSQL ${r.cpuS.postgres.toFixed(1)} s, bench ${r.cpuS.bench.toFixed(1)} s`,
+    `  service process         RSS ${r.rssMiB.start.toFixed(0)} -> peak ${r.rssMiB.peak.toFixed(0)} -> ${r.rssMiB.end.toFixed(0)} MiB (level start, peak, after the drain); ` +
+      `CPU in the window ${r.cpuS.service.toFixed(1)} s (${fixed(r.serviceCpuSPerInvoiced, 3)} s per invoiced session, ${fixed(r.cpuS.service / r.windowS, 2)} cores); ` +
+      `PostgreSQL ${r.cpuS.postgres.toFixed(1)} s (${fixed(r.cpuS.postgres / r.windowS, 2)} cores), bench ${r.cpuS.bench.toFixed(1)} s`,
   );
   const o = r.outbound;
   say(
-    `  outbound calls          ${o.total} (OCPI to CPO ${o.ocpi}, to the processor ${o.processor}, CPO to us ${o.cpo}, webhooks ${o.webhooks}); ` +
-      `${fixed(r.invoiced > 0 ? o.total / r.invoiced : undefined, 1)} per invoiced session; all service CPU / calls = ${fixed(o.serviceCpuMsPerCall, 2)} ms per call`,
+    `  outbound calls          ${o.total} in the window (OCPI to CPO ${o.ocpi}, to the processor ${o.processor}, CPO to us ${o.cpo}, webhooks ${o.webhooks}); ` +
+      `${fixed(r.invoicedInWindow > 0 ? o.total / r.invoicedInWindow : undefined, 1)} per invoiced session; all service CPU / calls = ${fixed(o.serviceCpuMsPerCall, 2)} ms per call`,
   );
   say(
     `  client requests         ${r.apiRequests} (API and payment sandbox); all service CPU / (requests + outbound calls) = ` +
