@@ -763,6 +763,8 @@ interface Verification {
   moneyMismatches: number;
   offSessionCharges: number;
   priceMismatches: number;
+  /** Of those, sessions priced with our fallback tariff (the operator sent none; the sandbox CPO then bills 0). */
+  priceMismatchesOnFallback: number;
   failedJobs: number;
   /** Holds of failed sessions still authorized (funds left held). */
   heldAfterFailure: number;
@@ -781,6 +783,7 @@ interface SessionRow {
   captured: number | null;
   charged: number | null;
   price_mismatch: boolean | null;
+  tariff_is_fallback: boolean;
   hold_status: string | null;
   payment_intent_id: string | null;
   invoices: number;
@@ -790,7 +793,7 @@ interface SessionRow {
 const sessionsOf = async (db: Database, users: string[]) =>
   (
     await db.query<SessionRow>(
-      `SELECT s.id, s.status, b.step, b.gross AS bill_gross, b.captured, b.charged, b.price_mismatch, h.status AS hold_status, h.payment_intent_id,
+      `SELECT s.id, s.status, s.tariff_is_fallback, b.step, b.gross AS bill_gross, b.captured, b.charged, b.price_mismatch, h.status AS hold_status, h.payment_intent_id,
               (SELECT count(*) FROM invoices i WHERE i.session_id = s.id) AS invoices,
               (SELECT min(i.gross) FROM invoices i WHERE i.session_id = s.id) AS invoice_gross
          FROM charging_sessions s
@@ -884,6 +887,7 @@ async function verifyLevel(run: LevelRun): Promise<Verification> {
     moneyMismatches: billed.filter(moneyWrong).length,
     offSessionCharges: billed.filter((r) => (r.charged ?? 0) > 0).length,
     priceMismatches: billed.filter((r) => r.price_mismatch).length,
+    priceMismatchesOnFallback: billed.filter((r) => r.price_mismatch && r.tariff_is_fallback).length,
     failedJobs: jobs[0]?.n ?? 0,
     heldAfterFailure: rows.filter((r) => r.status === 'failed' && ['authorized', 'pending', 'requires_action'].includes(r.hold_status ?? '')).length,
     apiChecked: run.invoiced.length,
@@ -1066,7 +1070,7 @@ function printLevel(r: LevelResult): void {
     `  sessions                ${Object.entries(v.sessionsByStatus)
       .map(([status, n]) => `${n} ${status}`)
       .join(', ')} of ${v.users} users; not billed (no energy) ${v.notBilled}, unsettled after ${SETTLE_TIMEOUT_MS / 1000} s ${v.unsettled}, ` +
-      `off-session charges ${v.offSessionCharges}, CDR/engine price mismatches ${v.priceMismatches}, failed jobs ${v.failedJobs}, ` +
+      `off-session charges ${v.offSessionCharges}, CDR/engine price mismatches ${v.priceMismatches} (${v.priceMismatchesOnFallback} on our fallback tariff), failed jobs ${v.failedJobs}, ` +
       `holds of failed sessions still held ${v.heldAfterFailure}`,
   );
   say(
