@@ -405,12 +405,12 @@ async function waitReady(service: Service, ca: string, timeoutMs = 300_000): Pro
   throw new Error(`the service was not ready within ${timeoutMs / 1000} s:\n${await logTail()}`);
 }
 
-/** A file the service writes at start-up (its certificate, the demo token). */
-async function fileWritten(file: string, service: Service, timeoutMs = 120_000): Promise<string> {
+/** A file the service writes at start-up (its certificate, the demo token), once `complete` says it is whole. */
+async function fileWritten(file: string, service: Service, complete: (content: string) => boolean, timeoutMs = 120_000): Promise<string> {
   const begun = now();
   for (;;) {
     const content = await readFile(file, 'utf8').catch(() => '');
-    if (content.trim()) return content;
+    if (complete(content)) return content;
     if (service.child.exitCode !== null) throw new Error(`the service exited during start-up:\n${await logTail()}`);
     if (now() - begun > timeoutMs) throw new Error(`${file} was not written within ${timeoutMs / 1000} s`);
     await sleep(100);
@@ -486,8 +486,8 @@ async function setUp(options: Options): Promise<Bench> {
   const begun = now();
   const service = startService(tmp, serviceEnv(options, tmp, postgres.url, ports), ports);
   started.service = service;
-  const ca = await fileWritten(path.join(tmp, 'service', 'tls', 'localhost-cert.pem'), service);
-  const token = (await fileWritten(path.join(tmp, 'service', 'demo-token'), service)).trim();
+  const ca = await fileWritten(path.join(tmp, 'service', 'tls', 'localhost-cert.pem'), service, (pem) => pem.includes('-----END CERTIFICATE-----'));
+  const token = (await fileWritten(path.join(tmp, 'service', 'demo-token'), service, (t) => t.endsWith('\n'))).trim();
   await waitReady(service, ca);
   say(`service pid ${service.pid} ready in ${seconds(now() - begun)} (PostgreSQL pid ${postmasterPid ?? '?'}, data in ${tmp})`);
   const db = createDatabase(postgres.url, { max: 4, applicationName: 'bench-charging' });
@@ -513,6 +513,10 @@ interface Invoiced {
   toActiveMs: number;
   /** Request sent -> first poll that saw the session completed with its invoice. */
   toInvoicedMs: number;
+  /** Where the time between active and invoiced goes: POST stop's answer, stop sent -> completed seen, completed seen -> invoice seen. */
+  stopMs: number;
+  stopToCompletedMs: number;
+  completedToInvoicedMs: number;
   /** When the start request was sent, and when the invoice was seen. */
   startedAt: number;
   invoicedAt: number;
@@ -611,13 +615,13 @@ async function pickEvse(run: LevelRun): Promise<string> {
   throw new StepFailure('find EVSE: none available within 100 km of 5 places');
 }
 
-/** Polls the session every POLL_MS until `done` says so; a failed session or the deadline is a failure of `stage`. */
-async function pollSession(run: LevelRun, stage: string, pathname: string, done: (session: unknown) => boolean, timeoutMs: number): Promise<void> {
+/** Polls the session every POLL_MS until `done` says so (answers that session); a failed session or the deadline is a failure of `stage`. */
+async function pollSession(run: LevelRun, stage: string, pathname: string, done: (session: unknown) => boolean, timeoutMs: number): Promise<unknown> {
   const begun = now();
   for (;;) {
     const answer = await run.bench.call(stage, 'GET', pathname);
     expectStatus(stage, answer, 200);
-    if (done(answer.body)) return;
+    if (done(answer.body)) return answer.body;
     const status = text(get(answer.body, 'status'));
     if (status === 'failed') throw new StepFailure(`${stage}: session failed (${text(get(answer.body, 'failure_reason')) ?? 'no reason'})`);
     if (now() - begun > timeoutMs) throw new StepFailure(`${stage}: not within ${timeoutMs / 1000} s (status ${status})`);
@@ -640,13 +644,27 @@ async function charge(run: LevelRun, driver: { userId: string; pm: string }, evs
     await pollSession(run, 'wait active', sessionPath, (s) => get(s, 'status') === 'active', ACTIVE_TIMEOUT_MS);
     const toActiveMs = now() - t0;
     await sleep(options.chargeMs);
+    const stopAt = now();
     const stop = await call('stop', 'POST', `${USERS}/${userId}/charging/stop/${sessionId}/`);
     expectStatus('stop', stop, 204);
     stopped = true;
-    await pollSession(run, 'wait completed', sessionPath, (s) => get(s, 'status') === 'completed', COMPLETED_TIMEOUT_MS);
-    await pollSession(run, 'wait invoice', sessionPath, (s) => Boolean(get(s, 'session_cost', 'invoice_download')), INVOICED_TIMEOUT_MS);
+    const invoiced = (s: unknown) => Boolean(get(s, 'session_cost', 'invoice_download'));
+    const completed = await pollSession(run, 'wait completed', sessionPath, (s) => get(s, 'status') === 'completed', COMPLETED_TIMEOUT_MS);
+    const completedAt = now();
+    if (!invoiced(completed)) await pollSession(run, 'wait invoice', sessionPath, invoiced, INVOICED_TIMEOUT_MS);
     const invoicedAt = now();
-    run.invoiced.push({ userId, sessionId, startMs: answer.ms, toActiveMs, toInvoicedMs: invoicedAt - t0, startedAt: t0, invoicedAt });
+    run.invoiced.push({
+      userId,
+      sessionId,
+      startMs: answer.ms,
+      toActiveMs,
+      toInvoicedMs: invoicedAt - t0,
+      stopMs: stop.ms,
+      stopToCompletedMs: completedAt - stopAt,
+      completedToInvoicedMs: invoicedAt - completedAt,
+      startedAt: t0,
+      invoicedAt,
+    });
   } catch (error) {
     // The driver gives up; the app still ends the session, so it does not charge on (not measured).
     if (!stopped) await call('clean-up stop', 'POST', `${USERS}/${userId}/charging/stop/${sessionId}/`).catch(() => undefined);
@@ -655,7 +673,9 @@ async function charge(run: LevelRun, driver: { userId: string; pm: string }, evs
 }
 
 function mark(bench: Bench): Mark {
-  return { at: now(), sample: bench.sampler.sample() ?? (bench.sampler.samples.at(-1) as Sample), counters: readCounters(bench) };
+  const counters = readCounters(bench);
+  counters.catch(() => {}); // awaited later, or never when the run is interrupted
+  return { at: now(), sample: bench.sampler.sample() ?? (bench.sampler.samples.at(-1) as Sample), counters };
 }
 
 /** Opens the measurement window (once): it ends durationS later; clients begin no new driver after it. */
@@ -923,6 +943,9 @@ interface LevelResult {
   startMs: Spread;
   toActiveMs: Spread;
   toInvoicedMs: Spread;
+  stopMs: Spread;
+  stopToCompletedMs: Spread;
+  completedToInvoicedMs: Spread;
   /** Every failure of the level, ramp-up and drain included. */
   failures: Record<string, number>;
   failureCount: number;
@@ -981,6 +1004,9 @@ async function windowFigures(run: LevelRun, marks: Marks) {
     startMs: spread(run.startAnswers.filter((s) => s.at >= from && s.at <= to).map((s) => s.ms)),
     toActiveMs: spread(startedIn.map((i) => i.toActiveMs)),
     toInvoicedMs: spread(startedIn.map((i) => i.toInvoicedMs)),
+    stopMs: spread(startedIn.map((i) => i.stopMs)),
+    stopToCompletedMs: spread(startedIn.map((i) => i.stopToCompletedMs)),
+    completedToInvoicedMs: spread(startedIn.map((i) => i.completedToInvoicedMs)),
     cpuS: cpu,
     serviceCpuSPerInvoiced: inWindow.length > 0 ? cpu.service / inWindow.length : undefined,
     outbound: { ...outbound, total, serviceCpuMsPerCall: total > 0 ? (cpu.service * 1000) / total : undefined },
@@ -1059,6 +1085,10 @@ function printLevel(r: LevelResult): void {
   say(`  start p50 / p99         ${pair(r.startMs)} (${r.startMs.n} starts answered, sent within the window)`);
   say(`  start -> active         ${pair(r.toActiveMs)} (${r.toActiveMs.n} invoiced sessions started within the window)`);
   say(`  start -> invoiced       ${pair(r.toInvoicedMs)}`);
+  say(
+    `    of which              stop answer ${pair(r.stopMs)}, stop -> completed ${pair(r.stopToCompletedMs)}, ` +
+      `completed -> invoice ${pair(r.completedToInvoicedMs)} (p50 / p99 each)`,
+  );
   say(`  failures                ${r.failureCount} in the whole level (the scenario asks for none: every one is unrequested)`);
   for (const [kind, n] of Object.entries(r.failures)) say(`    ${String(n).padStart(5)}  ${kind}  [not asked for]`);
   say(
@@ -1233,8 +1263,10 @@ async function main(): Promise<void> {
     await measure(options);
   } catch (error) {
     exitCode = 1;
-    say(`\nthe bench failed: ${(error as Error).stack ?? error}`);
-    say(`last lines of the service log:\n${await logTail()}`);
+    if (!aborting) {
+      say(`\nthe bench failed: ${(error as Error).stack ?? error}`);
+      say(`last lines of the service log:\n${await logTail()}`);
+    }
   } finally {
     if (options.keepLog && started.service) await copyFile(started.service.logFile, options.keepLog).catch(() => {});
     await cleanup();
