@@ -546,6 +546,8 @@ interface LevelRun {
   claimed: Set<string>;
   inFlight: number;
   drivers: number;
+  /** Per queue, the most background jobs queued and the longest wait of a due one, seen by the 10-second progress lines. */
+  jobsPeak: Record<string, QueueFigures>;
 }
 
 let aborting = false;
@@ -732,15 +734,57 @@ interface Counters {
 }
 
 /** Sums of a Prometheus text's samples named `name` whose labels pass `labels`. */
-function metricSum(metricsText: string, name: string, labels: (labels: string) => boolean = () => true): number | undefined {
-  let sum: number | undefined;
+function metricValues(metricsText: string, name: string, labels: (labels: string) => boolean = () => true): number[] {
+  const values: number[] = [];
   for (const line of metricsText.split('\n')) {
     const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
-    if (!match || match[1] !== name || !labels(match[2] ?? '')) continue;
-    sum = (sum ?? 0) + Number(match[3]);
+    if (match && match[1] === name && labels(match[2] ?? '')) values.push(Number(match[3]));
   }
-  return sum;
+  return values;
 }
+
+function metricSum(metricsText: string, name: string, labels: (labels: string) => boolean = () => true): number | undefined {
+  const values = metricValues(metricsText, name, labels);
+  return values.length > 0 ? values.reduce((a, b) => a + b, 0) : undefined;
+}
+
+interface QueueFigures {
+  /** Queued jobs, due or scheduled for later (a start deadline waits 120 s by design). */
+  queued: number;
+  /** How long the oldest due job has waited. */
+  oldestDueS: number;
+}
+
+/** Background jobs by queue (billing, hold releases, start deadlines), from the service's metrics listener. */
+async function jobQueues(bench: Bench): Promise<Map<string, QueueFigures>> {
+  const metricsText = await fetch(bench.service.metricsUrl)
+    .then((res) => res.text())
+    .catch(() => '');
+  const queues = new Map<string, QueueFigures>();
+  const read = (name: string, set: (figures: QueueFigures, value: number) => void) => {
+    for (const line of metricsText.split('\n')) {
+      const match = new RegExp(`^${name}\\{[^}]*queue="([^"]*)"[^}]*\\}\\s+(\\S+)`).exec(line);
+      if (!match) continue;
+      const queue = match[1] as string;
+      const figures = queues.get(queue) ?? { queued: 0, oldestDueS: 0 };
+      set(figures, Number(match[2]));
+      queues.set(queue, figures);
+    }
+  };
+  read('charging_access_job_queue_depth', (f, v) => {
+    f.queued = v;
+  });
+  read('charging_access_job_queue_oldest_due_seconds', (f, v) => {
+    f.oldestDueS = v;
+  });
+  return queues;
+}
+
+const queuesText = (queues: Record<string, QueueFigures>) =>
+  Object.entries(queues)
+    .filter(([, f]) => f.queued > 0 || f.oldestDueS > 0)
+    .map(([queue, f]) => `${queue} ${f.queued}${f.oldestDueS > 0 ? ` (oldest due ${f.oldestDueS.toFixed(1)} s)` : ''}`)
+    .join(', ') || 'none';
 
 async function readCounters(bench: Bench): Promise<Counters> {
   const metricsText = await fetch(bench.service.metricsUrl)
@@ -960,17 +1004,24 @@ interface LevelResult {
   apiRequests: number;
   serviceCpuMsPerExchange: number | undefined;
   backlogAtEnd: { tokenPushes: number | undefined; webhooks: number | undefined };
+  /** Sampled every 10 s, per queue: the most background jobs queued, the longest a due one had waited. */
+  jobsPeak: Record<string, QueueFigures>;
   serviceProblems: Record<string, number>;
 }
 
 const spread = (values: number[]): Spread => ({ p50: percentile(values, 50), p99: percentile(values, 99), n: values.length });
 
-function progress(run: LevelRun): void {
+async function progress(run: LevelRun): Promise<void> {
   const failures = [...run.failures.values()].reduce((a, b) => a + b, 0);
   const latest = run.bench.sampler.samples.at(-1);
+  const jobs = await jobQueues(run.bench);
+  for (const [queue, figures] of jobs) {
+    const peak = run.jobsPeak[queue] ?? { queued: 0, oldestDueS: 0 };
+    run.jobsPeak[queue] = { queued: Math.max(peak.queued, figures.queued), oldestDueS: Math.max(peak.oldestDueS, figures.oldestDueS) };
+  }
   say(
     `  ${Math.round((now() - run.startedAt) / 1000)} s: ${run.invoiced.length} invoiced, ${run.inFlight} drivers in flight, ${failures} failures, ` +
-      `service RSS ${fixed(latest?.rssMiB, 0)} MiB`,
+      `service RSS ${fixed(latest?.rssMiB, 0)} MiB; jobs queued: ${queuesText(Object.fromEntries(jobs))}`,
   );
 }
 
@@ -1029,6 +1080,7 @@ async function summarise(run: LevelRun, marks: Marks) {
     failureCount: [...run.failures.values()].reduce((a, b) => a + b, 0),
     rssMiB: { start: marks.level.rssMiB, peak: Math.max(...during.map((s) => s.rssMiB), marks.drainEnd.sample.rssMiB), end: marks.drainEnd.sample.rssMiB },
     backlogAtEnd: { tokenPushes: atEnd.tokenPushBacklog, webhooks: atEnd.webhookBacklog },
+    jobsPeak: run.jobsPeak,
   };
 }
 
@@ -1051,8 +1103,9 @@ async function runLevel(bench: Bench, concurrency: number): Promise<LevelResult>
     claimed: new Set(),
     inFlight: 0,
     drivers: 0,
+    jobsPeak: {},
   };
-  const ticker = setInterval(() => progress(run), 10_000);
+  const ticker = setInterval(() => void progress(run), 10_000);
   const cap = setTimeout(() => openWindow(run, `no window yet after ${WARMUP_CAP_MS / 1000} s`), WARMUP_CAP_MS);
   await Promise.all(Array.from({ length: concurrency }, (_, i) => virtualClient(run, i)));
   clearInterval(ticker);
@@ -1117,7 +1170,10 @@ function printLevel(r: LevelResult): void {
     `  client requests         ${r.apiRequests} (API and payment sandbox); all service CPU / (requests + outbound calls) = ` +
       `${fixed(r.serviceCpuMsPerExchange, 2)} ms per HTTP exchange`,
   );
-  say(`  backlogs at the end     token pushes ${r.backlogAtEnd.tokenPushes ?? 'n/a'}, webhook deliveries ${r.backlogAtEnd.webhooks ?? 'n/a'}`);
+  say(
+    `  backlogs                after the drain: token pushes ${r.backlogAtEnd.tokenPushes ?? 'n/a'}, webhook deliveries ${r.backlogAtEnd.webhooks ?? 'n/a'}; ` +
+      `highest jobs queued during the level (read every 10 s): ${queuesText(r.jobsPeak)}`,
+  );
   const problems = Object.entries(r.serviceProblems);
   if (problems.length > 0) {
     say('  service warnings/errors during the level (most frequent first):');
