@@ -22,6 +22,7 @@
 //   npm run bench:charging -- --levels 10,50 --duration 30  # shorter
 //   npm run bench:charging -- --quick                       # levels 10,50; 20 s each
 //   npm run bench:charging -- --help
+
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -33,6 +34,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { createDatabase, type Database } from '../src/platform/db.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
+import { freePort } from '../src/platform/free-port.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -137,17 +139,6 @@ function get(value: unknown, ...keys: string[]): unknown {
 }
 
 const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 // ---------------------------------------------------------------------------
 // HTTP as a client app does it: HTTPS, kept-alive connections, the service's own certificate trusted
