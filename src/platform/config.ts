@@ -96,6 +96,8 @@ export interface ChargingSettings {
   jobsEnabled: boolean;
   /** A job whose worker stopped renewing its lease this long ago (a killed process) is run again. */
   jobLeaseMs: number;
+  /** Job handlers running at once in this process (they mostly wait on the processor and CPOs, not on CPU). */
+  jobConcurrency: number;
   /** Repairs of sessions and holds this often. */
   reconcileIntervalMs: number;
 }
@@ -380,6 +382,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       pricePolicy: oneOf(env, 'CHARGING_PRICE_POLICY', ['engine', 'cdr'] as const, 'engine'),
       jobsEnabled: boolean(env, 'JOBS_ENABLED', true),
       jobLeaseMs: integer(env, 'JOBS_LEASE_SECONDS', 30, 2, 3600) * 1000,
+      jobConcurrency: integer(env, 'JOBS_CONCURRENCY', 16, 1, 256),
       reconcileIntervalMs: integer(env, 'CHARGING_RECONCILE_SECONDS', 60, 1, 86_400) * 1000,
     },
     invoicing: {
