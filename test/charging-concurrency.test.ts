@@ -108,7 +108,7 @@ const getSession = async (run: Run): Promise<SessionView> => {
 };
 
 /**
- * Polls every session through the API (those not there yet, all at once, every 200 ms) until `done` holds for
+ * Polls every session through the API (those not there yet, all at once, every 0.5 s like a client app) until `done` holds for
  * each; fails after `timeoutMs` naming the sessions that are not, with their status and what the bill jobs say.
  */
 async function untilAll(runs: Run[], done: (s: SessionView) => boolean, what: string, timeoutMs: number): Promise<Map<string, SessionView>> {
@@ -129,7 +129,7 @@ async function untilAll(runs: Run[], done: (s: SessionView) => boolean, what: st
       );
       assert.fail(`${left.length} of ${runs.length} sessions not ${what} within ${timeoutMs} ms:\n${states.join('\n')}\njobs: ${JSON.stringify(jobs)}`);
     }
-    await sleep(200);
+    await sleep(500);
   }
 }
 
