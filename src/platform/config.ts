@@ -64,6 +64,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** On a first start with an empty catalogue, generate this many locations (0: none). */
   stationsDefaultLocations: number;
+  /** Connections of this process's database pool (the built-in sandboxes have a pool of 10 of their own). */
+  databasePoolSize: number;
   stationsSeed: number;
   /** Pricing of station price groups, in euros (scaled per currency). */
   pricing: {
@@ -371,6 +373,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2_000, 0, 5_000),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1_200, 0, 2_147_483_647),
     stationsDefaultLocations: integer(env, 'STATIONS_DEFAULT_LOCATIONS', 20_000, 0, 3_000_000),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 2, 1_000),
     stationsSeed: integer(env, 'STATIONS_SEED', 1, 0, 2 ** 31 - 1),
     pricing: pricingConfig(env),
     stripe: stripeConfig(env),
