@@ -51,7 +51,8 @@ const USAGE = `npm run bench:charging -- [options]
   --status-changes 0       CPO_SANDBOX_STATUS_CHANGES_PER_SECOND (random EVSE status changes; 0: only ours)
   --log-level info         LOG_LEVEL of the service (its log is kept in the temporary directory until the end)
   --keep-log FILE          copy the service's log to FILE at the end
-  --json-out FILE          write every figure as JSON`;
+  --json-out FILE          write every figure as JSON
+  --statements             preload pg_stat_statements; print the 15 statements that took PostgreSQL the most time`;
 
 interface Options {
   levels: number[];
@@ -63,6 +64,8 @@ interface Options {
   logLevel: string;
   keepLog: string | undefined;
   jsonOut: string | undefined;
+  /** Preload pg_stat_statements and print the statements that took PostgreSQL's time. */
+  statements: boolean;
 }
 
 function parseOptions(): Options {
@@ -78,6 +81,7 @@ function parseOptions(): Options {
       'log-level': { type: 'string', default: 'info' },
       'keep-log': { type: 'string' },
       'json-out': { type: 'string' },
+      statements: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -101,6 +105,7 @@ function parseOptions(): Options {
     logLevel: values['log-level'] ?? 'info',
     keepLog: values['keep-log'],
     jsonOut: values['json-out'],
+    statements: values.statements ?? false,
   };
 }
 
@@ -470,8 +475,9 @@ async function setUp(options: Options): Promise<Bench> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'charging-access-bench-charging-'));
   started.tmp = tmp;
   await chmod(tmp, 0o755); // the embedded server's non-root user must reach it
-  const postgres = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), role: 'cli', log: () => {} });
+  let postgres = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), role: 'cli', log: () => {} });
   started.postgres = postgres;
+  if (options.statements) postgres = await withStatementStatistics(postgres, path.join(tmp, 'pg'));
   const postmasterPid = Number((await readFile(path.join(tmp, 'pg', 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]) || undefined;
   const ports = { api: await freePort(), metrics: await freePort(), cpo: await freePort() };
   const begun = now();
@@ -490,6 +496,33 @@ async function setUp(options: Options): Promise<Bench> {
   started.agent = agent;
   const sampler = createSampler(service.pid, postmasterPid);
   return { options, db, call, service, sampler, evses, homes, logOffset: 0 };
+}
+
+/** The embedded server restarted with pg_stat_statements preloaded (the extension created in the database the service uses). */
+async function withStatementStatistics(postgres: EmbeddedPostgres, dataDir: string): Promise<EmbeddedPostgres> {
+  const setup = createDatabase(postgres.url, { max: 1 });
+  await setup.query('ALTER SYSTEM SET shared_preload_libraries = pg_stat_statements');
+  await setup.close();
+  await postgres.stop();
+  const restarted = await startEmbeddedPostgres({ dataDir, role: 'cli', log: () => {} });
+  started.postgres = restarted;
+  const db = createDatabase(restarted.url, { max: 1 });
+  await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  await db.close();
+  return restarted;
+}
+
+/** The statements that took PostgreSQL the most time over the run (with --statements). */
+async function printStatements(db: Database): Promise<void> {
+  const { rows } = await db.query<{ calls: string; total: number; mean: number; query: string }>(
+    `SELECT calls, total_exec_time AS total, mean_exec_time AS mean, query FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC LIMIT 15`,
+  );
+  say('\n== the statements that took PostgreSQL the most time (pg_stat_statements, whole run)');
+  say('| total ms | calls | mean ms | statement |\n| ---: | ---: | ---: | --- |');
+  for (const row of rows) {
+    say(`| ${Math.round(row.total)} | ${row.calls} | ${row.mean.toFixed(2)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -1269,6 +1302,7 @@ async function measure(options: Options): Promise<void> {
     levels.push(result);
   }
   bench.sampler.stop();
+  if (options.statements) await printStatements(bench.db);
   say('\n== shutdown (SIGTERM) with whatever backlog is left');
   const backlog = await readCounters(bench);
   const stopped = await stopService(bench.service);
