@@ -73,16 +73,11 @@ function progress(ctx: SimulationContext, row: Row, r: Resolved, nowMs: number, 
   out.push(...sessionMessages(ctx, row, 'PATCH', body, new Date(nowMs)));
 }
 
-async function finish(
-  ctx: SimulationContext,
-  tx: Queryable,
-  row: Row,
-  r: Resolved,
-  reason: EndReason,
-  endMs: number,
-  nowMs: number,
-  out: OutboxMessage[],
-): Promise<void> {
+/**
+ * Completes a session (pure): closes its open period, prices it and builds its CDR. The row becomes COMPLETED;
+ * `fresh` are the periods not pushed yet. session-pass's finish stores and sends the result.
+ */
+export function completeSession(row: Row, r: Resolved, reason: EndReason, endMs: number, nowMs: number): { cdr: Cdr; fresh: ChargingPeriod[] } {
   closeOpen(row, r);
   const start = row.data.start_date_time;
   const periods = row.data.charging_periods?.length
@@ -108,6 +103,20 @@ async function finish(
     total_cost: priced.total_cost,
     last_updated: iso(nowMs),
   });
+  return { cdr: completedCdr(row, r, { start, end, periods, priced, reason, nowMs }), fresh };
+}
+
+async function finish(
+  ctx: SimulationContext,
+  tx: Queryable,
+  row: Row,
+  r: Resolved,
+  reason: EndReason,
+  endMs: number,
+  nowMs: number,
+  out: OutboxMessage[],
+): Promise<void> {
+  const { cdr, fresh } = completeSession(row, r, reason, endMs, nowMs);
   out.push(
     ...sessionMessages(
       ctx,
@@ -124,7 +133,6 @@ async function finish(
       new Date(nowMs),
     ),
   );
-  const cdr = completedCdr(row, r, { start, end, periods, priced, reason, nowMs });
   await store.insertCdr(tx, row.peerId, cdr);
   out.push(...cdrMessage(ctx, row, cdr, new Date(nowMs)));
 }
