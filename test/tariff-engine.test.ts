@@ -269,6 +269,30 @@ describe('OCPI 2.2.1 tariff examples', () => {
     assert.equal(byDuration.total_cost.excl_vat, 0.3);
   });
 
+  test('power and current bounds hold on the period’s measured MIN_/MAX_ values; its average only when they are absent', () => {
+    // The counterexample of test/cpo-cdr-pricing.property.test.ts: a 1 ms period at 3.68 kW whose ENERGY, read
+    // from a meter in whole Wh, is 0. Its average power is 0 kW; the charge point measured 3.68 kW all along.
+    const flat = tariff([{ c: [['FLAT', 0]], r: { min_power: 0.1 } }, { c: [['FLAT', 1]] }]);
+    const oneMs = (dims: Record<string, number>) => {
+      const one = input(flat, [['10:00', { ENERGY: 0, TIME: 1 / 3_600_000, ...dims }]], '10:00');
+      return priceSession({ ...one, end: new Date(one.start.getTime() + 1) }).total_cost.excl_vat;
+    };
+    assert.equal(oneMs({ MIN_POWER: 3.68, MAX_POWER: 3.68 }), 0);
+    assert.equal(oneMs({}), 1, 'no measurement: the average');
+    // 10 min at 7.4 kW measured, 1.233 kWh metered (an average of 7.398 kW): min_power 7.4 holds, max_power 7.4 does not.
+    const at74 = { ENERGY: 1.233, TIME: 1 / 6, MIN_POWER: 7.4, MAX_POWER: 7.4 };
+    const atLeast = tariff([{ c: [['ENERGY', 1]], r: { min_power: 7.4 } }, { c: [['ENERGY', 0.5]] }]);
+    const below = tariff([{ c: [['ENERGY', 1]], r: { max_power: 7.4 } }, { c: [['ENERGY', 0.5]] }]);
+    assert.equal(session(atLeast, [['10:00', at74]], '10:10').total_cost.excl_vat, 1.23);
+    assert.equal(session(below, [['10:00', at74]], '10:10').total_cost.excl_vat, 0.62);
+    // A period over a range: min_* against its lowest, max_* against its highest value.
+    const range = { ENERGY: 2, TIME: 1 / 6, MIN_POWER: 10, MAX_POWER: 14, MIN_CURRENT: 20, MAX_CURRENT: 30 };
+    const price = (r: OcpiTariffRestrictions) =>
+      session(tariff([{ c: [['ENERGY', 1]], r }, { c: [['ENERGY', 0]] }]), [['10:00', range]], '10:10').total_cost.excl_vat;
+    assert.deepEqual([price({ min_power: 10 }), price({ min_power: 12 }), price({ max_power: 14 }), price({ max_power: 14.01 })], [2, 0, 0, 2]);
+    assert.deepEqual([price({ min_current: 20 }), price({ min_current: 25 }), price({ max_current: 30 }), price({ max_current: 31 })], [2, 0, 0, 2]);
+  });
+
   test('no tariff, or no matching element: free; a reservation element never applies', () => {
     const free = priceSession({
       tariff: undefined,

@@ -13,10 +13,16 @@
 //   start_time/end_time (local, [start, end), end < start wraps, end "00:00" is
 //   end of day), start_date/end_date (local, [start, end)), day_of_week (local),
 //   min/max_kwh (energy charged before the period), min/max_duration (seconds
-//   since the session started), min/max_power (the period's average charging
-//   power: ENERGY / charging time; 0 while parking), min/max_current (the
-//   period's CURRENT, else MAX_CURRENT, else MIN_CURRENT dimension; 0 when
-//   absent or parking).
+//   since the session started), min/max_power and min/max_current on the
+//   charging power and current all through the period (OCPI: the element "is/
+//   becomes active" while the EV charges with at least min_power, "MUST no
+//   longer be active when the charging power drops below"): min_power against
+//   the period's MIN_POWER, max_power against its MAX_POWER (the lowest and
+//   highest power the CPO measured in it); a period without them: its average
+//   power, ENERGY / charging time. Current likewise: MIN_CURRENT / MAX_CURRENT,
+//   else CURRENT, else the other of the two; 0 when absent. Power and current
+//   are 0 while parking. (The average alone misjudged short periods: their
+//   ENERGY, read from a meter in whole Wh, can be 0 at 3.7 kW.)
 // - Reservations: a period that carries RESERVATION_TIME and none of TIME,
 //   PARKING_TIME and ENERGY is reservation time. It is priced only by elements
 //   with a `reservation` restriction (their other restrictions apply too):
@@ -85,6 +91,11 @@ export interface PricingContext {
   /** Charging current summed over the phases, A (0 when not charging). */
   currentA: number;
   /**
+   * The lowest and highest power (kW) and current (A) reached in the period, when the CPO reported them:
+   * min_power/min_current compare the lowest, max_power/max_current the highest; absent, powerKw and currentA.
+   */
+  range?: { minPowerKw?: number; maxPowerKw?: number; minCurrentA?: number; maxCurrentA?: number };
+  /**
    * Set while pricing reservation time: then only elements with a `reservation`
    * restriction apply (RESERVATION_EXPIRES: those of either kind). Absent, they never apply.
    */
@@ -148,10 +159,11 @@ export function restrictionsMatch(r: OcpiTariffRestrictions | undefined, ctx: Pr
   if (r.max_kwh !== undefined && ctx.kwh >= r.max_kwh) return false;
   if (r.min_duration !== undefined && ctx.durationS < r.min_duration) return false;
   if (r.max_duration !== undefined && ctx.durationS >= r.max_duration) return false;
-  if (r.min_power !== undefined && ctx.powerKw < r.min_power) return false;
-  if (r.max_power !== undefined && ctx.powerKw >= r.max_power) return false;
-  if (r.min_current !== undefined && ctx.currentA < r.min_current) return false;
-  if (r.max_current !== undefined && ctx.currentA >= r.max_current) return false;
+  const range = ctx.range;
+  if (r.min_power !== undefined && (range?.minPowerKw ?? ctx.powerKw) < r.min_power) return false;
+  if (r.max_power !== undefined && (range?.maxPowerKw ?? ctx.powerKw) >= r.max_power) return false;
+  if (r.min_current !== undefined && (range?.minCurrentA ?? ctx.currentA) < r.min_current) return false;
+  if (r.max_current !== undefined && (range?.maxCurrentA ?? ctx.currentA) >= r.max_current) return false;
   return true;
 }
 
@@ -333,6 +345,25 @@ function billTime(tally: Tally, tariff: OcpiTariff, ctx: PricingContext, dimensi
   tally.lastTime = { dimension, component: c };
 }
 
+/** The power and current restrictions are evaluated against in a period (see the header); 0 while parking. */
+function periodPowerAndCurrent(period: ChargingPeriod, energy: Big, chargingS: Big): Pick<PricingContext, 'powerKw' | 'currentA' | 'range'> {
+  if (!chargingS.gt(0)) return { powerKw: 0, currentA: 0 };
+  const num = (type: string) => {
+    const v = volume(period, type);
+    return v === undefined ? undefined : Number(v.toString());
+  };
+  // Full double precision: max_power applies while the power is below the bound, however little.
+  const average = Number(energy.times(HOUR_S).div(chargingS).toString());
+  const [minPower, maxPower, minCurrent, maxCurrent, current] = ['MIN_POWER', 'MAX_POWER', 'MIN_CURRENT', 'MAX_CURRENT', 'CURRENT'].map(num);
+  const range = {
+    ...(minPower === undefined ? {} : { minPowerKw: minPower }),
+    ...(maxPower === undefined ? {} : { maxPowerKw: maxPower }),
+    ...(minCurrent === undefined ? {} : { minCurrentA: minCurrent }),
+    ...(maxCurrent === undefined ? {} : { maxCurrentA: maxCurrent }),
+  };
+  return { powerKw: average, currentA: current ?? maxCurrent ?? minCurrent ?? 0, range };
+}
+
 /** A session period: energy, charging time, parking time and the session's FLAT fee. */
 function billSessionPeriod(
   tally: Tally,
@@ -358,16 +389,12 @@ function billSessionPeriod(
     chargingS = durationS;
     parkingS = ZERO;
   }
-  // Full double precision: max_power applies while the power is below the bound, however little.
-  const powerKw = chargingS.gt(0) ? Number(energy.times(HOUR_S).div(chargingS).toString()) : 0;
-  const current = volume(period, 'CURRENT') ?? volume(period, 'MAX_CURRENT') ?? volume(period, 'MIN_CURRENT');
   const ctx: PricingContext = {
     at,
     timeZone,
     kwh: Number(tally.totalEnergy.toString()),
     durationS: sinceStartS,
-    powerKw,
-    currentA: chargingS.gt(0) && current ? Number(current.toString()) : 0,
+    ...periodPowerAndCurrent(period, energy, chargingS),
   };
   tally.totalEnergy = tally.totalEnergy.plus(energy);
   tally.totalParkingS = tally.totalParkingS.plus(parkingS);
