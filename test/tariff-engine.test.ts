@@ -1,5 +1,5 @@
-// The OCPI 2.2.1 tariff engine (src/pricing/tariff-engine.ts), shared by the eMSP and
-// the sandbox CPO. Every worked example of mod_tariffs.asciidoc and of
+// The OCPI 2.2.1 tariff engine (src/pricing/tariff-engine.ts), the eMSP's (the
+// sandbox CPO bills with its own: test/cpo-cdr-pricing.property.test.ts). Every worked example of mod_tariffs.asciidoc and of
 // mod_cdrs.asciidoc ("step_size") that has numbers, to the cent: VAT, FLAT,
 // step_size across elements and between charging and parking, min/max price,
 // time of day, weekdays, power, duration, reservations. Then the money helpers,
@@ -23,10 +23,8 @@ import {
   priceSession,
   priceSessionExact,
   priceSessionUnrounded,
-  pricingSignature,
   restrictionsMatch,
   type SessionToPrice,
-  tariffThresholds,
   tariffValidAt,
   type UnroundedSessionCosts,
 } from '../src/pricing/tariff-engine.ts';
@@ -874,17 +872,7 @@ describe('tariff helpers', () => {
     assert.equal(tariffValidAt(tariff([{ c: [['ENERGY', 0.3]] }]), new Date(0)), true);
   });
 
-  test('tariffThresholds: the distinct duration and kWh bounds, sorted', () => {
-    const t = tariff([
-      { c: [['ENERGY', 0.1]], r: { min_duration: 3600, max_kwh: 50 } },
-      { c: [['ENERGY', 0.2]], r: { max_duration: 600, min_kwh: 5.5 } },
-      { c: [['TIME', 1]], r: { min_duration: 600, max_kwh: 50, start_time: '10:00' } },
-      { c: [['ENERGY', 0.3]] },
-    ]);
-    assert.deepEqual(tariffThresholds(t), { durationsS: [600, 3600], kwh: [5.5, 50] });
-  });
-
-  test('pricingSignature and applicableComponent: the first matching element per dimension', () => {
+  test('applicableComponent: the first matching element per dimension', () => {
     const t = tariff([
       { c: [['ENERGY', 0.5]], r: { min_power: 50 } },
       { c: [['TIME', 2]], r: { start_time: '17:00' } },
@@ -898,9 +886,11 @@ describe('tariff helpers', () => {
       { c: [['PARKING_TIME', 3]] },
     ]);
     const ctx = (iso: string, powerKw: number): PricingContext => ({ at: new Date(iso), timeZone: TZ, kwh: 0, durationS: 0, powerKw, currentA: 0 });
-    assert.equal(pricingSignature(t, ctx('2024-06-03T08:00:00Z', 11), true), '2/2/2');
-    assert.equal(pricingSignature(t, ctx('2024-06-03T15:00:00Z', 150), true), '0/1/2');
-    assert.equal(pricingSignature(t, ctx('2024-06-03T15:00:00Z', 0), false), '2/3/2');
+    const elements = (at: string, powerKw: number, time: 'TIME' | 'PARKING_TIME') =>
+      (['ENERGY', time, 'FLAT'] as const).map((d) => applicableComponent(t, d, ctx(at, powerKw))?.element);
+    assert.deepEqual(elements('2024-06-03T08:00:00Z', 11, 'TIME'), [2, 2, 2]);
+    assert.deepEqual(elements('2024-06-03T15:00:00Z', 150, 'TIME'), [0, 1, 2]);
+    assert.deepEqual(elements('2024-06-03T15:00:00Z', 0, 'PARKING_TIME'), [2, 3, 2]);
     assert.equal(applicableComponent(t, 'TIME', ctx('2024-06-03T15:00:00Z', 0))?.component.price, 2);
     assert.equal(applicableComponent(tariff([{ c: [['TIME', 1]], r: { reservation: 'RESERVATION' } }]), 'TIME', ctx('2024-06-03T15:00:00Z', 0)), undefined);
   });

@@ -1,10 +1,12 @@
 // The project's OCPI 2.2.1 tariff engine: what a charging session costs under
 // a Tariff (mod_tariffs.asciidoc, mod_cdrs.asciidoc "step_size"), computed
 // from the session's charging periods. The eMSP uses it to price CDRs and to
-// estimate live sessions (money as exact decimal strings: priceSessionExact);
-// the sandbox CPO uses it to price its CDRs (OCPI JSON
-// numbers: priceSession). Pure, exact decimal arithmetic (big.js); numbers
-// from OCPI objects are read through their decimal string.
+// estimate live sessions (money as exact decimal strings: priceSessionExact;
+// priceSession gives OCPI JSON numbers). The sandbox CPO deliberately bills
+// with its own implementation (src/sandbox/cpo/billing.ts), as a real CPO
+// does; test/cpo-cdr-pricing.property.test.ts checks that this engine
+// reproduces its CDRs to the cent. Pure, exact decimal arithmetic (big.js);
+// numbers from OCPI objects are read through their decimal string.
 //
 // Rules:
 // - Per dimension (ENERGY, TIME, PARKING_TIME, FLAT) the first tariff element
@@ -191,32 +193,6 @@ export function applicableComponent(tariff: OcpiTariff, dimension: TariffDimensi
     return firstApplicable(tariff, dimension, ctx, 'RESERVATION_EXPIRES') ?? firstApplicable(tariff, dimension, ctx, 'RESERVATION');
   }
   return firstApplicable(tariff, dimension, ctx);
-}
-
-/**
- * Which elements apply to energy and time right now: the simulation starts a
- * new charging period whenever this changes, so each period has one price.
- */
-export function pricingSignature(tariff: OcpiTariff, ctx: PricingContext, charging: boolean): string {
-  const energy = applicableComponent(tariff, 'ENERGY', ctx)?.element ?? -1;
-  const time = applicableComponent(tariff, charging ? 'TIME' : 'PARKING_TIME', ctx)?.element ?? -1;
-  const flat = applicableComponent(tariff, 'FLAT', ctx)?.element ?? -1;
-  return `${energy}/${time}/${flat}`;
-}
-
-/** Session durations (s) and energies (kWh) at which some element starts or stops applying. */
-export function tariffThresholds(tariff: OcpiTariff): { durationsS: number[]; kwh: number[] } {
-  const durations = new Set<number>();
-  const kwh = new Set<number>();
-  for (const el of tariff.elements) {
-    const r = el.restrictions;
-    if (!r) continue;
-    if (r.min_duration !== undefined) durations.add(r.min_duration);
-    if (r.max_duration !== undefined) durations.add(r.max_duration);
-    if (r.min_kwh !== undefined) kwh.add(r.min_kwh);
-    if (r.max_kwh !== undefined) kwh.add(r.max_kwh);
-  }
-  return { durationsS: [...durations].sort((a, b) => a - b), kwh: [...kwh].sort((a, b) => a - b) };
 }
 
 /** Whether a tariff is valid at an instant (start_date_time inclusive, end_date_time exclusive). */
@@ -527,7 +503,7 @@ function breakdown<M, V>(
   return costs;
 }
 
-/** The session's costs as OCPI JSON numbers (the sandbox CPO's CDRs and Sessions). */
+/** The session's costs as OCPI JSON numbers. */
 export function priceSession(input: SessionToPrice): SessionCosts {
   return breakdown<number, number>(
     computeCosts(input),
