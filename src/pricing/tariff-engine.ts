@@ -40,18 +40,29 @@
 //   (then it is parking); with both, their volumes split it. Durations come
 //   from the period timestamps, not from rounded volumes.
 // - FLAT is billed once: from the first period in which a FLAT component applies.
-// - step_size: once per session for ENERGY (total billed Wh rounded up, the
-//   extra billed at the last ENERGY component used) and once for TIME and
-//   PARKING_TIME together (the dimension of the last period with an applicable
-//   time component: its total billed seconds rounded up, the extra billed at
-//   that component's price). step_size 0 means no rounding.
-// - VAT per component (absent: no VAT, incl = excl). min_price/max_price clamp
-//   the total excl. VAT and incl. VAT separately (a bound without incl_vat
-//   scales with the session's VAT ratio).
-// - Every amount is exact until the end; each total is then rounded half-up to
-//   the currency's minor unit (2 decimals; 0 for ISK and JPY). Amounts are
-//   kept multiplied by 3600 (currency x seconds per hour) so that time prices
-//   need no division before that final, exact rounding.
+// - step_size (mod_cdrs: "only ... once per session for ENERGY and once for
+//   PARKING_TIME and TIME combined", "the step_size of the last relevant
+//   PriceComponent", "uses the total amount of a certain unit used during a
+//   session"): ENERGY's total billed Wh rounded up, the extra billed at the last
+//   ENERGY component used; for time, the dimension of the last period with an
+//   applicable time component ("when TIME and PARKING_TIME Tariff Elements are
+//   both used, step_size is only taken into account for the total parking
+//   duration"): its total billed seconds rounded up, the extra billed at that
+//   component's price. step_size 0 (OCPI requires the field and gives no
+//   minimum) means no rounding.
+// - VAT per component (absent: no VAT, incl = excl; 0 is 0 %). min_price and
+//   max_price clamp the total excl. VAT and incl. VAT separately (the notes
+//   under the Tariff object: "they both apply"). A bound without incl_vat:
+//   OCPI is silent; it scales with the session's own incl./excl. ratio.
+// - Rounding: OCPI leaves it to "applicable laws, contracts between the parties
+//   ... and the currency" (mod_tariffs NOTE); contract.md only requires money
+//   computed exactly as decimals, never binary floats. So every amount is exact
+//   until the end, and each total (total_cost and each total_*_cost on its own)
+//   is rounded half up, once, to the currency's minor unit (platform/money.ts,
+//   ISO 4217: 2 decimals, 0 for ISK and JPY); the bill's lines reconcile the
+//   parts with the total (price-cdr.ts). Amounts are kept multiplied by 3600
+//   (currency x seconds per hour) so that time prices need no division before
+//   that final, exact rounding.
 
 import Big from 'big.js';
 import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../ocpi-protocol/locations-tariffs.ts';
