@@ -129,9 +129,11 @@ function inWindow(r: OcpiTariffRestrictions, second: number): boolean {
 }
 
 /** min_* inclusive, max_* exclusive (mod_tariffs, TariffRestrictions), compared exactly. */
-function inRange(value: Big, min: number | undefined, max: number | undefined, scale = 1): boolean {
-  if (min !== undefined && value.lt(new Big(String(min)).times(scale))) return false;
-  if (max !== undefined && value.gte(new Big(String(max)).times(scale))) return false;
+function inRange(value: number, min: number | undefined, max: number | undefined, scale = 1): boolean {
+  if (min === undefined && max === undefined) return true;
+  const exact = new Big(String(value));
+  if (min !== undefined && exact.lt(new Big(String(min)).times(scale))) return false;
+  if (max !== undefined && exact.gte(new Big(String(max)).times(scale))) return false;
   return true;
 }
 
@@ -147,10 +149,10 @@ function holds(r: OcpiTariffRestrictions | undefined, m: Measure, timeZone: stri
     if (days.length > 0 && !days.includes(local.weekday as (typeof days)[number])) return false;
   }
   return (
-    inRange(new Big(m.registerWh), r.min_kwh, r.max_kwh, 1000) &&
-    inRange(new Big(m.sinceStartMs), r.min_duration, r.max_duration, 1000) &&
-    inRange(new Big(String(m.powerKw)), r.min_power, r.max_power) &&
-    inRange(new Big(String(m.currentA)), r.min_current, r.max_current)
+    inRange(m.registerWh, r.min_kwh, r.max_kwh, 1000) &&
+    inRange(m.sinceStartMs, r.min_duration, r.max_duration, 1000) &&
+    inRange(m.powerKw, r.min_power, r.max_power) &&
+    inRange(m.currentA, r.min_current, r.max_current)
   );
 }
 
