@@ -92,6 +92,8 @@ describe('connecting to the sandbox CPO network (we register with it)', () => {
       },
     });
     assert.equal(counts.skipped, 0);
+    // The network refuses GET sessions without date_from (2001), as mod_sessions allows a CPO to: every module is pulled.
+    assert.deepEqual(counts.failed, []);
     assert.equal(counts.locations, LOCATIONS + cpo.scenarioParties.length);
     assert.ok((pages.locations ?? 0) >= 12, `locations came in ${pages.locations} pages of 10`);
     assert.ok(counts.tariffs > 10 && (pages.tariffs ?? 0) >= 2);
@@ -104,6 +106,8 @@ describe('connecting to the sandbox CPO network (we register with it)', () => {
     assert.equal(evse?.location_id, scenarioLocationId(party));
     const again = await ctx.ocpi.sync.syncConnection((await ctx.ocpi.connections.findByName('network')) as typeof connection);
     assert.equal(again.locations, 0, 'nothing changed since the last pull');
+    assert.deepEqual(again.failed, []);
+    assert.ok((await ctx.ocpi.connections.findByName('network'))?.last_synced_at, 'the pull moved last_synced_at');
   });
 
   it('receives EVSE status pushes into the catalogue', async () => {

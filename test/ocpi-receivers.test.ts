@@ -511,6 +511,73 @@ describe('pulling pages from a peer', () => {
   });
 });
 
+describe('pulling from a CPO (Sender interfaces)', () => {
+  it('asks Sessions and CDRs with date_from (the horizon on a full pull, each module’s position after); a module that fails stops no other', async () => {
+    let tariffsFail = true;
+    const peer = await fakePeer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://peer');
+      const dateFrom = url.searchParams.get('date_from');
+      if (url.pathname === '/2.2.1/tariffs') {
+        if (!tariffsFail) return answer(res, []);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status_code: 3000, status_message: 'tariffs are down', timestamp: new Date().toISOString() }));
+        return;
+      }
+      if (url.pathname === '/2.2.1/sessions' && dateFrom === null) {
+        // mod_sessions: date_from is required; a strict CPO refuses the GET without it.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status_code: 2001, status_message: 'date_from is required', timestamp: new Date().toISOString() }));
+        return;
+      }
+      if (url.pathname === '/2.2.1/sessions') return answer(res, [session('PS1', { party_id: 'PUL', last_updated: ctx.clock.now().toISOString() })]);
+      answer(res, []);
+    });
+    try {
+      const sender = (module: string) => ({ identifier: module, role: 'SENDER' as const, url: `${peer.url}/2.2.1/${module}` });
+      await registerPeer(ctx.ocpi, ctx, {
+        name: 'puller',
+        parties: [{ country_code: 'DE', party_id: 'PUL' }],
+        endpoints: ['tariffs', 'locations', 'sessions', 'cdrs'].map(sender),
+      });
+      const connection = async () => {
+        const found = await ctx.ocpi.connections.findByName('puller');
+        assert.ok(found);
+        return found;
+      };
+      const asked = (module: string) =>
+        peer.requests.filter((r) => r.url.startsWith(`/2.2.1/${module}`)).map((r) => new URL(r.url, 'http://peer').searchParams.get('date_from'));
+      const t0 = ctx.clock.now();
+      const horizon = new Date(t0.getTime() - 30 * 86_400_000).toISOString();
+
+      const full = await ctx.ocpi.sync.syncConnection(await connection(), { full: true });
+      assert.deepEqual(
+        full.failed.map((f) => f.module),
+        ['tariffs'],
+      );
+      assert.match(full.failed[0]?.reason ?? '', /3000/);
+      assert.equal(full.sessions, 1, 'the sessions were pulled although the tariffs failed');
+      assert.deepEqual(asked('sessions'), [horizon], 'a full pull asks for the horizon (OCPI_PULL_HORIZON_DAYS, 30 days)');
+      assert.deepEqual(asked('cdrs'), [horizon]);
+      assert.deepEqual(asked('locations'), [null], 'the catalogue is pulled whole');
+      assert.equal((await connection()).last_synced_at, null, 'not every module was pulled');
+
+      tariffsFail = false;
+      peer.requests.length = 0;
+      ctx.clock.advance(3_600_000);
+      const next = await ctx.ocpi.sync.syncConnection(await connection());
+      assert.deepEqual(next.failed, []);
+      const since = new Date(t0.getTime() - 60_000).toISOString();
+      assert.deepEqual(asked('sessions'), [since], 'from the module’s position, a minute of overlap');
+      assert.deepEqual(asked('cdrs'), [since]);
+      assert.deepEqual(asked('locations'), [since]);
+      assert.deepEqual(asked('tariffs'), [null], 'tariffs have no position yet: pulled whole');
+      assert.equal((await connection()).last_synced_at?.toISOString(), ctx.clock.now().toISOString());
+    } finally {
+      await peer.close();
+    }
+  });
+});
+
 describe('pushes to CPOs (outbox)', () => {
   const push = (connectionId: string, key: string, body: unknown) =>
     ({ connection_id: connectionId, module: 'tokens', method: 'PUT', path: `/DE/CAX/${key}?type=APP_USER`, body, dedupe_key: `token:${key}` }) as const;

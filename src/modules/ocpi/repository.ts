@@ -187,8 +187,25 @@ export async function setRawTokens(db: Queryable, id: string, rawTokens: boolean
   await db.query('UPDATE ocpi_connections SET raw_tokens = $2 WHERE id = $1', [id, rawTokens]);
 }
 
+/** The last pull in which every module succeeded. */
 export async function markSynced(db: Queryable, id: string, at: Date): Promise<void> {
   await db.query('UPDATE ocpi_connections SET last_synced_at = $2 WHERE id = $1', [id, at]);
+}
+
+/** Where the pull of each module of a connection stands (when its last successful pull started). */
+export async function syncPositions(db: Queryable, connectionId: string): Promise<Map<string, Date>> {
+  const { rows } = await db.query<{ module: string; synced_at: Date }>('SELECT module, synced_at FROM ocpi_sync_positions WHERE connection_id = $1', [
+    connectionId,
+  ]);
+  return new Map(rows.map((r) => [r.module, r.synced_at]));
+}
+
+export async function markModuleSynced(db: Queryable, connectionId: string, module: string, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO ocpi_sync_positions (connection_id, module, synced_at) VALUES ($1, $2, $3)
+     ON CONFLICT (connection_id, module) DO UPDATE SET synced_at = EXCLUDED.synced_at`,
+    [connectionId, module, at],
+  );
 }
 
 /** True when the connection speaks for this party in this role. */
