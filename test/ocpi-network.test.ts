@@ -117,18 +117,12 @@ describe('connecting to the sandbox CPO network (we register with it)', () => {
     const location = cpo.network.location(scenarioLocationId(party));
     const evse = location?.evses?.find((e) => e.evse_id === evseId);
     assert.ok(location && evse);
-    const changes = new Promise<void>((resolve) => {
-      const poll = setInterval(async () => {
-        const row = await ctx.db.query('SELECT status FROM ocpi_evses WHERE evse_id = $1', [evseId]);
-        if (row.rows[0]?.status === 'OUTOFORDER') {
-          clearInterval(poll);
-          resolve();
-        }
-      }, 50);
-    });
     cpo.startBackgroundWork();
     await cpo.setEvseStatus(location.id, evse.uid, 'OUTOFORDER');
-    await changes;
+    // Polled with a deadline: a push that never arrives fails the test instead of keeping the process alive.
+    await until('OUTOFORDER', async () =>
+      (await ctx.db.query('SELECT status FROM ocpi_evses WHERE evse_id = $1', [evseId])).rows[0]?.status === 'OUTOFORDER' ? true : undefined,
+    );
     await cpo.setEvseStatus(location.id, evse.uid, 'AVAILABLE');
     await until('AVAILABLE again', async () =>
       (await ctx.db.query('SELECT status FROM ocpi_evses WHERE evse_id = $1', [evseId])).rows[0]?.status === 'AVAILABLE' ? true : undefined,

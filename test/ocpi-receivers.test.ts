@@ -105,6 +105,39 @@ describe('OCPI authentication and envelope', () => {
   });
 });
 
+describe('routing headers (transport_and_format, Message Routing)', () => {
+  const from = (country_code: string, party_id: string) => ({ 'OCPI-from-country-code': country_code, 'OCPI-from-party-id': party_id });
+  const routingOf = (res: TestResponse) =>
+    ['ocpi-from-country-code', 'ocpi-from-party-id', 'ocpi-to-country-code', 'ocpi-to-party-id'].map((h) => res.headers[h] ?? null);
+
+  it('answers functional modules with them: from us, to the requesting party; versions and credentials without', async () => {
+    const routed = await ocpi('GET', '/2.2.1/tokens?limit=1', undefined, token, {
+      ...from('de', 'abc'),
+      'OCPI-to-country-code': 'DE',
+      'OCPI-to-party-id': 'CAX',
+    });
+    assertEnvelope(routed, 200, 1000);
+    assert.deepEqual(routingOf(routed), ['DE', 'CAX', 'DE', 'ABC']);
+    const unnamed = await ocpi('GET', '/2.2.1/locations/DE/ABC/NOWHERE');
+    assertEnvelope(unnamed, 404, 2003);
+    assert.deepEqual(routingOf(unnamed), ['DE', 'CAX', 'DE', 'ABC'], 'no OCPI-from: to the connection’s party');
+    for (const path of ['/versions', '/2.2.1', '/2.2.1/credentials']) {
+      assert.deepEqual(routingOf(await ocpi('GET', path, undefined, token, from('DE', 'ABC'))), [null, null, null, null], path);
+    }
+  });
+
+  it('refuses OCPI-from headers that name no party of the connection (2001)', async () => {
+    const location = ocpiLocation({ id: 'ROUTED', lat: 52.5, lon: 13.4 });
+    for (const headers of [from('NL', 'XYZ'), from('DE', 'ABCD'), { 'OCPI-from-country-code': 'DE' }]) {
+      const res = await ocpi('PUT', '/2.2.1/locations/DE/ABC/ROUTED', location, token, headers);
+      assertEnvelope(res, 400, 2001);
+      assert.match(res.body.status_message, /OCPI-from/);
+    }
+    assertEnvelope(await ocpi('GET', '/2.2.1/locations/DE/ABC/ROUTED'), 404, 2003);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/ROUTED', location, token, from('DE', 'ABC')), 200, 1000);
+  });
+});
+
 describe('Locations receiver', () => {
   const base = '/2.2.1/locations/DE/ABC';
 
@@ -406,7 +439,7 @@ describe('Tokens sender', () => {
 
 interface FakePeer {
   url: string;
-  requests: { method: string; url: string; authorization: string | undefined; body: string }[];
+  requests: { method: string; url: string; authorization: string | undefined; headers: IncomingMessage['headers']; body: string }[];
   close(): Promise<void>;
 }
 
@@ -419,7 +452,7 @@ async function fakePeer(handle: (req: IncomingMessage, res: ServerResponse, base
       body += chunk.toString('utf8');
     });
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization, body });
+      requests.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization, headers: req.headers, body });
       void handle(req, res, base);
     });
   });
@@ -559,6 +592,10 @@ describe('pulling from a CPO (Sender interfaces)', () => {
       assert.deepEqual(asked('sessions'), [horizon], 'a full pull asks for the horizon (OCPI_PULL_HORIZON_DAYS, 30 days)');
       assert.deepEqual(asked('cdrs'), [horizon]);
       assert.deepEqual(asked('locations'), [null], 'the catalogue is pulled whole');
+      for (const r of peer.requests) {
+        const routing = ['ocpi-from-country-code', 'ocpi-from-party-id', 'ocpi-to-country-code', 'ocpi-to-party-id'].map((h) => r.headers[h]);
+        assert.deepEqual(routing, ['DE', 'CAX', 'DE', 'PUL'], `routing headers of ${r.url}: from us, to the connection's party`);
+      }
       assert.equal((await connection()).last_synced_at, null, 'not every module was pulled');
 
       tariffsFail = false;

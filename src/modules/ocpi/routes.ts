@@ -30,7 +30,7 @@ const partyOf = (p: Params) => ({ country_code: p.country_code as string, party_
 export function ocpiRoutes(deps: OcpiRoutesDeps) {
   const { clock, connections, receivers } = deps;
   return async (app: FastifyInstance) => {
-    installOcpiEdge(app, { auth: connections, clock, ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}) });
+    installOcpiEdge(app, { auth: connections, clock, us: connections.ourParty(), ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}) });
     // OCPI peers send JSON; some send it as text/plain. Either is read as JSON.
     app.addContentTypeParser('text/plain', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'ignore'));
     const ok = (reply: Parameters<typeof sendOcpi>[0], data?: unknown) => sendOcpi(reply, clock, 200, data);

@@ -103,6 +103,7 @@ export function createOcpi(deps: OcpiDeps) {
       db,
       clock,
       auth: connections.peerAuth,
+      routing: (connection) => connections.routingTo(connection),
       timeoutMs: config.requestTimeoutMs,
       log: (level, m, f) => log(level, m, f),
       signal: stopping.signal,

@@ -64,6 +64,8 @@ export function pullDateFrom(module: PulledModule, position: Date | undefined, o
 /** One pull of one connection: what every module's pull shares. */
 function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncProgress | undefined) {
   const auth = deps.connections.peerAuth(connection);
+  // A GET on a Sender interface goes to the connection's party (transport_and_format: routing headers on functional modules).
+  const headers = deps.connections.routingTo(connection);
   const parties = new Set(connection.roles.filter((r) => r.role === 'CPO').map((r) => `${r.country_code.toUpperCase()}*${r.party_id.toUpperCase()}`));
   const counts: SyncCounts = { tariffs: 0, locations: 0, sessions: 0, cdrs: 0, skipped: 0, failed: [] };
   const skip = (module: string, object: unknown, reason: string) => {
@@ -86,7 +88,7 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
     pages(module: PulledModule, since: Date | undefined) {
       const url = endpointOf(connection, module, 'SENDER');
       return url
-        ? ocpiPages<unknown>(auth, url, { module, limit: deps.pageLimit, timeoutMs: deps.timeoutMs, ...(since ? { date_from: since } : {}) })
+        ? ocpiPages<unknown>(auth, url, { module, headers, limit: deps.pageLimit, timeoutMs: deps.timeoutMs, ...(since ? { date_from: since } : {}) })
         : undefined;
     },
   };
