@@ -220,7 +220,7 @@ describe('registration and credentials tokens', () => {
     );
     assert.equal(unreachable.envelope?.status_code, 3001);
     const invalid = await emsp.call('POST', credentialsUrl, { token: 'abc' }, tokenA);
-    assert.equal(invalid.status, 400);
+    assert.equal(invalid.status, 200, 'valid JSON from an authenticated peer reached the OCPI layer (status_codes)');
     assert.equal(invalid.envelope?.status_code, 2001);
     assert.match(invalid.envelope?.status_message ?? '', /url|roles/);
     assert.equal((await raw('GET', cpoVersionsUrl, { authorization: authorizationHeader(tokenA) })).status, 200);
@@ -344,7 +344,7 @@ describe('Locations and Tariffs (Sender)', () => {
     assert.equal(count, cpo.network.tariffs.length);
     for (const q of ['offset=-1', 'limit=abc', 'date_from=yesterday', 'offset=1.5']) {
       const res = await emsp.call('GET', `${url}?${q}`);
-      assert.equal(res.status, 400, q);
+      assert.equal(res.status, 200, q);
       assert.equal(res.envelope?.status_code, 2001);
       assert.ok(res.envelope?.status_message);
     }
@@ -587,7 +587,7 @@ describe('bad input and other modules', () => {
     assert.ok(garbage.body.timestamp);
     for (const body of [{}, { response_url: 'not a url', token: appToken(), location_id: scenarioLocation }, [1, 2], 'text', null]) {
       const res = await emsp.call('POST', `${commands}/START_SESSION`, body);
-      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.status, 200, JSON.stringify(body));
       assert.equal(res.envelope?.status_code, 2001);
       assert.ok(res.envelope?.status_message);
     }
@@ -652,10 +652,10 @@ describe('bad input and other modules', () => {
     assert.equal(dataOf<{ valid: boolean }>(await emsp.call('GET', `${base}/TOKEN-0001?type=APP_USER`)).valid, false);
     const checks: [string, string, unknown, number, number][] = [
       ['GET', `${base}/TOKEN-0001`, undefined, 404, 2004],
-      ['GET', `${base}/TOKEN-0001?type=FOO`, undefined, 400, 2001],
-      ['PUT', `${base}/OTHER?type=APP_USER`, token, 400, 2001],
-      ['PUT', `${base}/TOKEN-0001?type=APP_USER`, { ...token, valid: 'yes' }, 400, 2001],
-      ['PATCH', `${base}/TOKEN-0001?type=APP_USER`, { valid: true }, 400, 2001],
+      ['GET', `${base}/TOKEN-0001?type=FOO`, undefined, 200, 2001],
+      ['PUT', `${base}/OTHER?type=APP_USER`, token, 200, 2001],
+      ['PUT', `${base}/TOKEN-0001?type=APP_USER`, { ...token, valid: 'yes' }, 200, 2001],
+      ['PATCH', `${base}/TOKEN-0001?type=APP_USER`, { valid: true }, 200, 2001],
       ['PATCH', `${base}/NOPE?type=APP_USER`, { valid: true, last_updated: new Date().toISOString() }, 404, 2004],
     ];
     for (const [method, url, body, status, code] of checks) {

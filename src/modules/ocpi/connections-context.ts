@@ -5,7 +5,7 @@
 // the roles a peer must have, and the names connections get.
 import { randomBytes } from 'node:crypto';
 import type { OcpiCallOutcome, OcpiPeerAuth } from '../../ocpi-protocol/client.ts';
-import { OCPI_STATUS, OcpiError, type PartyRef, routingHeaders } from '../../ocpi-protocol/transport.ts';
+import { OCPI_STATUS, ocpiLayerError, type PartyRef, routingHeaders } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { ConnectionError } from './peer-versions.ts';
@@ -94,7 +94,7 @@ export function peerAuth(ctx: ConnectionsContext, connection: repo.Connection): 
 
 /** Roles must include a CPO, and the party the operator named if any. */
 export function checkRoles(roles: repo.PeerRole[], expectedParty: string | null): void {
-  if (!roles.some((r) => r.role === 'CPO')) throw new OcpiError(400, OCPI_STATUS.noMatchingEndpoints, 'the peer has no CPO role; we only connect to CPOs');
+  if (!roles.some((r) => r.role === 'CPO')) throw ocpiLayerError(OCPI_STATUS.noMatchingEndpoints, 'the peer has no CPO role; we only connect to CPOs');
   if (expectedParty) {
     const [cc, pid] = expectedParty.toUpperCase().split('*');
     if (!roles.some((r) => r.country_code.toUpperCase() === cc && r.party_id.toUpperCase() === pid)) {

@@ -159,8 +159,9 @@ export function installOcpiEdge(
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof OcpiError) {
-      // Refusals of a bad token or of a peer over its rate limit come in floods: not logged one by one.
-      if (error.httpStatus >= 400 && error.httpStatus !== 401 && error.httpStatus !== 429) {
+      // Every refusal is logged (most are HTTP 200 with a 2xxx/3xxx code), except those of a bad token or of a peer
+      // over its rate limit: they come in floods.
+      if (error.httpStatus !== 401 && error.httpStatus !== 429) {
         request.log.info({ ocpi_status: error.statusCode, peer_request_id: request.id, reason: error.message }, 'OCPI request refused');
       }
       return sendOcpi(reply, deps.clock, error.httpStatus, undefined, error.statusCode, error.message);

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { envelope, HEADER, invalidParameters, OCPI_STATUS, OcpiError, type PartyRef } from '../../ocpi-protocol/transport.ts';
+import { envelope, HEADER, invalidJson, invalidParameters, OCPI_STATUS, OcpiError, type PartyRef } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isDatabaseUnavailable } from '../../platform/db.ts';
 import { refuseBadText } from '../../platform/http/input.ts';
@@ -108,7 +108,7 @@ export function createServer(deps: ServerDeps, routes: (app: CpoApp, tools: Http
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(invalidParameters('the body is not valid JSON'), undefined);
+      done(invalidJson('the body is not valid JSON'), undefined);
     }
   });
 
