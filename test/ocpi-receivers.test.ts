@@ -119,6 +119,29 @@ describe('OCPI authentication and envelope', () => {
     assertEnvelope(await ocpi('GET', '/2.2.1/locations/DE/ABC/HTTP-RULES'), 404, 2003);
   });
 
+  it('answers 201 when a pushed object is new, 200 when it existed (CDR POST, Location, EVSE, Connector, Tariff and Session PUT)', async () => {
+    // status_codes: "HTTP `200 - Ok` when the object already existed and has successfully been updated.
+    // HTTP `201 - Created` when the object has been newly created in the server system."
+    const location = ocpiLocation({ id: 'NEW-LOC', lat: 52.5, lon: 13.4 });
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/NEW-LOC', location), 201, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/NEW-LOC', location), 200, 1000);
+    const evse = { ...(location.evses?.[0] as object), uid: 'NEW-LOC-9', evse_id: 'DE*ABC*ENEWLOC9', last_updated: location.last_updated };
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/NEW-LOC/NEW-LOC-9', evse), 201, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/NEW-LOC/NEW-LOC-9', evse), 200, 1000);
+    const connector = { ...(location.evses?.[0]?.connectors[0] as object), id: '7', last_updated: location.last_updated };
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/NEW-LOC/NEW-LOC-9/7', connector), 201, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/NEW-LOC/NEW-LOC-9/7', connector), 200, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/tariffs/DE/ABC/NEW-T', ocpiTariff('NEW-T', 0.4)), 201, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/tariffs/DE/ABC/NEW-T', ocpiTariff('NEW-T', 0.5)), 200, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/sessions/DE/ABC/NEW-S', session('NEW-S')), 201, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/sessions/DE/ABC/NEW-S', session('NEW-S', { kwh: 2, last_updated: '2026-02-10T10:01:00Z' })), 200, 1000);
+    const cdr = { ...cdrOf('NEW-CDR'), session_id: 'NEW-S' };
+    const created = await ocpi('POST', '/2.2.1/cdrs', cdr);
+    assertEnvelope(created, 201, 1000);
+    assert.ok(created.headers.location);
+    assertEnvelope(await ocpi('POST', '/2.2.1/cdrs', cdr), 200, 1000);
+  });
+
   it('answers 404 with an envelope for an unknown OCPI path', async () => {
     assertEnvelope(await ocpi('GET', '/2.2.1/nothing-here'), 404, 2000);
   });
@@ -153,7 +176,7 @@ describe('routing headers (transport_and_format, Message Routing)', () => {
       assert.match(res.body.status_message, /OCPI-from/);
     }
     assertEnvelope(await ocpi('GET', '/2.2.1/locations/DE/ABC/ROUTED'), 404, 2003);
-    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/ROUTED', location, token, from('DE', 'ABC')), 200, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/ROUTED', location, token, from('DE', 'ABC')), 201, 1000);
   });
 });
 
@@ -162,7 +185,7 @@ describe('Locations receiver', () => {
 
   it('stores a PUT location and serves it back, its EVSEs and connectors', async () => {
     const location = ocpiLocation({ id: 'LOC1', lat: 52.52, lon: 13.405, evses: [{}, { kw: 150, standard: 'IEC_62196_T2_COMBO' }] });
-    assertEnvelope(await ocpi('PUT', `${base}/LOC1`, location), 200, 1000);
+    assertEnvelope(await ocpi('PUT', `${base}/LOC1`, location), 201, 1000);
     const got = await ocpi('GET', `${base}/LOC1`);
     assertEnvelope(got, 200, 1000);
     assert.equal(got.body.data.id, 'LOC1');
@@ -199,7 +222,7 @@ describe('Locations receiver', () => {
   it('refuses objects of a party the connection did not register with 404', async () => {
     const location = { ...ocpiLocation({ id: 'NLLOC', lat: 52.37, lon: 4.89 }), country_code: 'NL', party_id: 'XYZ' };
     assertEnvelope(await ocpi('PUT', '/2.2.1/locations/NL/XYZ/NLLOC', location), 404, 2000);
-    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/NL/XYZ/NLLOC', location, otherToken), 200, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/NL/XYZ/NLLOC', location, otherToken), 201, 1000);
     assertEnvelope(await ocpi('GET', '/2.2.1/locations/NL/XYZ/NLLOC'), 404, 2000);
   });
 
@@ -247,7 +270,7 @@ describe('Locations receiver', () => {
       evse_id: 'DE*ABC*ELOC13',
       last_updated: '2026-02-05T00:00:00Z',
     };
-    assertEnvelope(await ocpi('PUT', `${base}/LOC1/LOC1-3`, extra), 200, 1000);
+    assertEnvelope(await ocpi('PUT', `${base}/LOC1/LOC1-3`, extra), 201, 1000);
     const location = await ocpi('GET', `${base}/LOC1`);
     assert.deepEqual(
       location.body.data.evses.map((e: { uid: string }) => e.uid),
@@ -272,7 +295,7 @@ describe('Locations receiver', () => {
 describe('Tariffs receiver', () => {
   it('stores, serves and deletes a tariff; refuses mismatched ids', async () => {
     const tariff = ocpiTariff('T1', 0.39);
-    assertEnvelope(await ocpi('PUT', '/2.2.1/tariffs/DE/ABC/T1', tariff), 200, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/tariffs/DE/ABC/T1', tariff), 201, 1000);
     const got = await ocpi('GET', '/2.2.1/tariffs/DE/ABC/T1');
     assert.equal(got.body.data.elements[0].price_components[0].price, 0.39);
     assertEnvelope(await ocpi('PUT', '/2.2.1/tariffs/DE/ABC/T2', tariff), 200, 2001);
@@ -307,7 +330,7 @@ const period = (start: string, kwh: number) => ({ start_date_time: start, dimens
 
 describe('Sessions receiver', () => {
   it('stores a PUT session, appends PATCHed charging periods, replaces them on PUT', async () => {
-    assertEnvelope(await ocpi('PUT', '/2.2.1/sessions/DE/ABC/S1', session('S1', { charging_periods: [period('2026-02-10T10:00:00Z', 1)] })), 200, 1000);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/sessions/DE/ABC/S1', session('S1', { charging_periods: [period('2026-02-10T10:00:00Z', 1)] })), 201, 1000);
     assertEnvelope(
       await ocpi('PATCH', '/2.2.1/sessions/DE/ABC/S1', { kwh: 3, charging_periods: [period('2026-02-10T10:05:00Z', 2)], last_updated: '2026-02-10T10:05:00Z' }),
       200,
@@ -334,11 +357,11 @@ describe('Sessions receiver', () => {
   });
 });
 
-describe('CDRs receiver', () => {
-  const cdr = {
+function cdrOf(id: string) {
+  return {
     country_code: 'DE',
     party_id: 'ABC',
-    id: 'CDR1',
+    id,
     start_date_time: '2026-02-10T10:00:00Z',
     end_date_time: '2026-02-10T11:00:00Z',
     session_id: 'S1',
@@ -364,10 +387,14 @@ describe('CDRs receiver', () => {
     total_time: 1,
     last_updated: '2026-02-10T11:00:00Z',
   };
+}
+
+describe('CDRs receiver', () => {
+  const cdr = cdrOf('CDR1');
 
   it('stores a CDR once, answers its URL in Location, and serves it back', async () => {
     const res = await ocpi('POST', '/2.2.1/cdrs', cdr);
-    assertEnvelope(res, 200, 1000);
+    assertEnvelope(res, 201, 1000);
     assert.equal(res.headers.location, `${ctx.config.publicBaseUrl}/ocpi/2.2.1/cdrs/DE/ABC/CDR1`);
     const again = await ocpi('POST', '/2.2.1/cdrs', { ...cdr, total_cost: { excl_vat: 99, incl_vat: 117.81 } });
     assertEnvelope(again, 200, 1000);

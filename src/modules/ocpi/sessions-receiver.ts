@@ -13,14 +13,17 @@ export async function getSession(ctx: ReceiversContext, connection: repo.Connect
   return stored.data;
 }
 
-export async function putSession(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, sessionId: string, body: unknown) {
+/** Stores a pushed Session; true when it was new (answered 201). */
+export async function putSession(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, sessionId: string, body: unknown): Promise<boolean> {
   await requireParty(ctx, connection, party);
   const object = requireObject(body);
   checkOwnKey(object, party, sessionId);
   const key = locationKey(party, sessionId);
   const session = ok(parseSession({ ...object, ...key }), 'Session');
-  await ctx.db.transaction(async (tx) => {
-    if (await repo.upsertSession(tx, connection.id, session, ctx.clock.now())) await ctx.events?.sessionChanged?.(tx, session, connection.id);
+  return ctx.db.transaction(async (tx) => {
+    const written = await repo.upsertSession(tx, connection.id, session, ctx.clock.now());
+    if (written) await ctx.events?.sessionChanged?.(tx, session, connection.id);
+    return written === 'created';
   });
 }
 
