@@ -219,10 +219,18 @@ describe('Locations receiver', () => {
     assertEnvelope(notJson, 400, 2001);
   });
 
-  it('refuses objects of a party the connection did not register with 404', async () => {
+  it('refuses pushes for a party the connection does not hold with 2001 (HTTP 200), and reads of its objects with 404', async () => {
     const location = { ...ocpiLocation({ id: 'NLLOC', lat: 52.37, lon: 4.89 }), country_code: 'NL', party_id: 'XYZ' };
-    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/NL/XYZ/NLLOC', location), 404, 2000);
+    const put = await ocpi('PUT', '/2.2.1/locations/NL/XYZ/NLLOC', location);
+    assertEnvelope(put, 200, 2001);
+    assert.match(put.body.status_message, /NL\*XYZ is not a party of this connection/);
+    assertEnvelope(await ocpi('PATCH', '/2.2.1/locations/NL/XYZ/NLLOC', { name: 'x', last_updated: '2026-03-01T00:00:00Z' }), 200, 2001);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/sessions/NL/XYZ/NLS', { ...session('NLS'), country_code: 'NL', party_id: 'XYZ' }), 200, 2001);
+    assertEnvelope(await ocpi('PATCH', '/2.2.1/sessions/NL/XYZ/NLS', { kwh: 1, last_updated: '2026-03-01T00:00:00Z' }), 200, 2001);
+    assertEnvelope(await ocpi('PUT', '/2.2.1/tariffs/NL/XYZ/NLT', { ...ocpiTariff('NLT', 0.3), country_code: 'NL', party_id: 'XYZ' }), 200, 2001);
+    assertEnvelope(await ocpi('DELETE', '/2.2.1/tariffs/NL/XYZ/NLT'), 200, 2001);
     assertEnvelope(await ocpi('PUT', '/2.2.1/locations/NL/XYZ/NLLOC', location, otherToken), 201, 1000);
+    // transport_and_format: a GET of another party's object "is allowed to respond with an HTTP `404` status code".
     assertEnvelope(await ocpi('GET', '/2.2.1/locations/NL/XYZ/NLLOC'), 404, 2000);
   });
 
@@ -406,7 +414,7 @@ describe('CDRs receiver', () => {
   it('refuses an invalid CDR and one of another party', async () => {
     const { total_cost: _omitted, ...incomplete } = cdr;
     assertEnvelope(await ocpi('POST', '/2.2.1/cdrs', { ...incomplete, id: 'CDR2' }), 200, 2001);
-    assertEnvelope(await ocpi('POST', '/2.2.1/cdrs', { ...cdr, id: 'CDR3', party_id: 'QQQ' }), 404, 2000);
+    assertEnvelope(await ocpi('POST', '/2.2.1/cdrs', { ...cdr, id: 'CDR3', party_id: 'QQQ' }), 200, 2001);
   });
 });
 

@@ -27,7 +27,7 @@ export async function getLocation(
   evseUid?: string,
   connectorId?: string,
 ): Promise<unknown> {
-  await requireParty(ctx, connection, party);
+  await requireParty(ctx, connection, party, 'read');
   const location = await ctx.ingestion.findLocation(locationKey(party, locationId));
   if (!location) throw unknownLocation(locationId);
   if (evseUid === undefined) return location;

@@ -7,7 +7,7 @@ import { checkOwnKey, locationKey, ok, type PartyPath, type ReceiversContext, re
 import * as repo from './repository.ts';
 
 export async function getSession(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, sessionId: string) {
-  await requireParty(ctx, connection, party);
+  await requireParty(ctx, connection, party, 'read');
   const stored = await repo.findSession(ctx.db, locationKey(party, sessionId));
   if (!stored || stored.connection_id !== connection.id) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown session ${sessionId}`);
   return stored.data;

@@ -4,7 +4,7 @@ import { checkOwnKey, invalid, locationKey, type PartyPath, type ReceiversContex
 import type * as repo from './repository.ts';
 
 export async function getTariff(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, tariffId: string) {
-  await requireParty(ctx, connection, party);
+  await requireParty(ctx, connection, party, 'read');
   const tariff = await ctx.ingestion.findTariff(locationKey(party, tariffId));
   if (!tariff) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown tariff ${tariffId}`);
   return tariff;
