@@ -77,6 +77,14 @@ describe('OCPI authentication and envelope', () => {
     ]) {
       assert.ok(ids.includes(wanted), wanted);
     }
+    // version_information_endpoint: "for the `credentials` module, the value of the role property is not relevant as this
+    // module is the same for all roles. It is advised to send "SENDER" as the InterfaceRole for one's own credentials endpoint".
+    assert.deepEqual(
+      ids.filter((id: string) => id.startsWith('credentials:')),
+      ['credentials:SENDER'],
+      'credentials listed once',
+    );
+    assert.equal(new Set(ids).size, ids.length, 'no endpoint listed twice');
   });
 
   it('echoes X-Request-ID and X-Correlation-ID', async () => {

@@ -18,10 +18,13 @@ import * as repo from './repository.ts';
 export { newCredentialsToken, type OcpiIdentity } from './connections-context.ts';
 export { ConnectionError, checkPeerUrl, endpointOf, fetchPeerVersion, OCPI_VERSION, type PeerVersion } from './peer-versions.ts';
 
-/** The modules we implement, with our role in each. */
+/**
+ * The modules we implement, with our role in each. Credentials once, as SENDER (version_information_endpoint: "for
+ * the `credentials` module, the value of the role property is not relevant as this module is the same for all roles.
+ * It is advised to send "SENDER" as the InterfaceRole for one's own credentials endpoint").
+ */
 export const OUR_ENDPOINTS: readonly { identifier: string; role: 'SENDER' | 'RECEIVER'; path: string }[] = [
   { identifier: 'credentials', role: 'SENDER', path: 'credentials' },
-  { identifier: 'credentials', role: 'RECEIVER', path: 'credentials' },
   { identifier: 'locations', role: 'RECEIVER', path: 'locations' },
   { identifier: 'tariffs', role: 'RECEIVER', path: 'tariffs' },
   { identifier: 'sessions', role: 'RECEIVER', path: 'sessions' },
