@@ -659,6 +659,14 @@ describe('pulling from a CPO (Sender interfaces)', () => {
         assert.deepEqual(routing, ['DE', 'CAX', 'DE', 'PUL'], `routing headers of ${r.url}: from us, to the connection's party`);
       }
       assert.equal((await connection()).last_synced_at, null, 'not every module was pulled');
+      const positions = await ctx.db.query<{ module: string }>('SELECT module FROM ocpi_sync_positions WHERE connection_id = $1 ORDER BY module', [
+        (await connection()).id,
+      ]);
+      assert.deepEqual(
+        positions.rows.map((r) => r.module),
+        ['cdrs', 'locations', 'sessions'],
+        'a position for each module pulled, none for the one that failed',
+      );
 
       tariffsFail = false;
       peer.requests.length = 0;

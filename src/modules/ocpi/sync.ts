@@ -220,7 +220,8 @@ export function createSync(deps: SyncDeps) {
             bulk ||= changed && since === undefined;
           } else if (module === 'sessions') await pullSessions(deps, run, since);
           else await pullCdrs(deps, run, since);
-          await repo.markModuleSynced(db, connection.id, module, moduleStarted);
+          // A module the CPO does not offer gets no position: if it offers it later, its first pull reaches the horizon.
+          if (endpointOf(connection, module, 'SENDER')) await repo.markModuleSynced(db, connection.id, module, moduleStarted);
         } catch (error) {
           const reason = (error as Error).message;
           run.counts.failed.push({ module, reason });
