@@ -126,6 +126,8 @@ export interface OcpiConfig {
   rateLimitPerMinute: number;
   /** Pull Locations/Tariffs/Sessions/CDRs changed since the last pull this often (0: never). */
   reconcileIntervalMs: number;
+  /** How far back a full pull of Sessions and CDRs reaches (their GET always carries date_from). */
+  pullHorizonDays: number;
   /** The built-in sandbox CPO network, started beside the service and connected through the credentials handshake. */
   cpoSandbox: { enabled: boolean; port: number; timeCompression: number; statusChangesPerSecond: number };
 }
@@ -433,6 +435,7 @@ function ocpiConfig(env: Env, mode: Config['mode']): OcpiConfig {
     // network of a million EVSEs changing 1,000 times a second (bench/stations.ts's churn rate).
     rateLimitPerMinute: integer(env, 'OCPI_RATE_LIMIT_PER_MINUTE', 120_000, 0, 2_147_483_647),
     reconcileIntervalMs: integer(env, 'OCPI_RECONCILE_INTERVAL_MS', 15 * 60_000, 0, 7 * 24 * 3_600_000),
+    pullHorizonDays: integer(env, 'OCPI_PULL_HORIZON_DAYS', 30, 1, 3_650),
     cpoSandbox: {
       enabled: boolean(env, 'CPO_SANDBOX', mode !== 'production'),
       port: integer(env, 'CPO_SANDBOX_PORT', 8444, 0, 65535),

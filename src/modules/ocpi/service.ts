@@ -21,7 +21,10 @@ export type OcpiLog = (level: 'info' | 'warn' | 'error', message: string, fields
 export interface OcpiDeps {
   db: Database;
   clock: Clock;
-  config: Pick<OcpiConfig, 'countryCode' | 'partyId' | 'businessName' | 'pageLimit' | 'requestTimeoutMs' | 'reconcileIntervalMs' | 'rateLimitPerMinute'>;
+  config: Pick<
+    OcpiConfig,
+    'countryCode' | 'partyId' | 'businessName' | 'pageLimit' | 'requestTimeoutMs' | 'reconcileIntervalMs' | 'rateLimitPerMinute' | 'pullHorizonDays'
+  >;
   /** Base URL of our OCPI interface as peers reach it: <public base URL>/ocpi. */
   baseUrl: string;
   ingestion: Ingestion;
@@ -73,6 +76,7 @@ export function createOcpi(deps: OcpiDeps) {
     ingestion: deps.ingestion,
     pageLimit: config.pageLimit,
     timeoutMs: config.requestTimeoutMs,
+    horizonDays: config.pullHorizonDays,
     events,
     log: (level, message, fields) => log(level, message, fields),
   });
@@ -99,6 +103,7 @@ export function createOcpi(deps: OcpiDeps) {
       db,
       clock,
       auth: connections.peerAuth,
+      routing: (connection) => connections.routingTo(connection),
       timeoutMs: config.requestTimeoutMs,
       log: (level, m, f) => log(level, m, f),
       signal: stopping.signal,
