@@ -3,9 +3,19 @@ import pg from 'pg';
 // Timestamps come back as Date; bigint counts (count(*)) as numbers: they stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
 
+/**
+ * A statement prepared once per connection under its name, then only bound and executed (no parse, analysis or
+ * planning each time): for a hot statement whose plan does not depend on its values (after five runs PostgreSQL may
+ * keep one generic plan for it). Names are global: one text per name.
+ */
+export interface NamedStatement {
+  name: string;
+  text: string;
+}
+
 /** What a repository needs: a pool or a client inside a transaction. */
 export interface Queryable {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(statement: string | NamedStatement, values?: unknown[]): Promise<pg.QueryResult<R>>;
 }
 
 export interface Database extends Queryable {

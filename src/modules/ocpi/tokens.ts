@@ -7,7 +7,6 @@ import { OCPI_STATUS, OcpiError, type PageQuery } from '../../ocpi-protocol/tran
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 import { findUserForToken, listUsersForTokens, type TokenUserRow } from '../users/repository.ts';
-import { endpointOf } from './connections.ts';
 import * as repo from './repository.ts';
 
 export interface OurParty {
@@ -85,26 +84,22 @@ export function createTokens(deps: { db: Database; clock: Clock; party: OurParty
       return { allowed, token, ...(references ? { location: references } : {}) };
     },
 
-    /** The user hook: queue a push of this user's token to every connected CPO that receives tokens. */
-    async userChanged(tx: Queryable, userId: string): Promise<void> {
-      const user = await findUserForToken(tx, userId);
-      if (!user) return;
-      const token = tokenOf(party, user);
-      for (const connection of await repo.listConnectedConnections(tx)) {
-        if (!endpointOf(connection, 'tokens', 'RECEIVER')) continue;
-        await repo.enqueuePush(
-          tx,
-          {
-            connection_id: connection.id,
-            module: 'tokens',
-            method: 'PUT',
-            path: `/${encodeURIComponent(party.countryCode)}/${encodeURIComponent(party.partyId)}/${encodeURIComponent(user.id)}?type=APP_USER`,
-            body: token,
-            dedupe_key: `token:${user.id}`,
-          },
-          deps.clock.now(),
-        );
-      }
+    /**
+     * The user hook: queue a push of this user's token, as the change left it, to every connected CPO that receives
+     * tokens, in one statement (none when no CPO does).
+     */
+    async userChanged(tx: Queryable, user: TokenUserRow): Promise<void> {
+      await repo.enqueuePushToReceivers(
+        tx,
+        {
+          module: 'tokens',
+          method: 'PUT',
+          path: `/${encodeURIComponent(party.countryCode)}/${encodeURIComponent(party.partyId)}/${encodeURIComponent(user.id)}?type=APP_USER`,
+          body: tokenOf(party, user),
+          dedupe_key: `token:${user.id}`,
+        },
+        deps.clock.now(),
+      );
     },
   };
 }

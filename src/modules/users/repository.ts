@@ -1,6 +1,6 @@
 // SQL for users and billing details. Every query takes the client id: another
 // client's user is simply not found.
-import type { Queryable } from '../../platform/db.ts';
+import type { NamedStatement, Queryable } from '../../platform/db.ts';
 import { isUniqueViolation } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 
@@ -29,19 +29,24 @@ export interface BillingDetailsRow {
 }
 
 const USER_COLUMNS = 'id, client_id, email, locale, external_id, created_at, updated_at';
+const PAGE_COLUMNS = USER_COLUMNS.split(', ')
+  .map((column) => `u.${column}`)
+  .join(', ');
 
 const externalIdTaken = () =>
   new AppError('conflict', 'custom_properties.external_id: another user of this client already has this external id.', {
     errors: [{ field: 'custom_properties.external_id', message: 'is already used by another user' }],
   });
 
+const INSERT_USER: NamedStatement = {
+  name: 'users.insert',
+  text: `INSERT INTO users (id, client_id, email, locale, external_id, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${USER_COLUMNS}`,
+};
+
 export async function insertUser(db: Queryable, user: Omit<UserRow, 'updated_at'>): Promise<UserRow> {
   try {
-    const { rows } = await db.query<UserRow>(
-      `INSERT INTO users (id, client_id, email, locale, external_id, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${USER_COLUMNS}`,
-      [user.id, user.client_id, user.email, user.locale, user.external_id, user.created_at],
-    );
+    const { rows } = await db.query<UserRow>(INSERT_USER, [user.id, user.client_id, user.email, user.locale, user.external_id, user.created_at]);
     return rows[0] as UserRow;
   } catch (error) {
     if (isUniqueViolation(error, 'users_client_external_id_key')) throw externalIdTaken();
@@ -62,28 +67,95 @@ export async function findLiveUserForClient(
   return rows[0];
 }
 
-/** Newest first; `search` matches the id (when a UUID) or the external id exactly. */
+/** Users per bucket of the list (migration 0018); the head is settled into buckets once it holds twice as many. */
+export const USER_LIST_BUCKET_SIZE = 1_000;
+
+/**
+ * Newest first; `search` matches the id (when a UUID) or the external id exactly. Without a search the page is
+ * found through the list's buckets (usersPage); with one, the few matches are counted as they are read.
+ */
 export async function listLiveUsersForClient(
   db: Queryable,
   clientId: string,
   filter: { search?: { id: string | null; externalId: string } },
   page: { limit: number; offset: number },
+  bucketSize: number = USER_LIST_BUCKET_SIZE,
 ): Promise<{ count: number; rows: UserRow[] }> {
-  const params: unknown[] = [clientId];
-  let where = 'client_id = $1 AND deleted_at IS NULL';
-  if (filter.search) {
-    params.push(filter.search.externalId, filter.search.id);
-    where += ` AND (external_id = $2 OR id = $3::uuid)`;
-  }
+  if (!filter.search) return usersPage(db, clientId, page, bucketSize);
+  const params: unknown[] = [clientId, filter.search.externalId, filter.search.id];
+  const where = 'client_id = $1 AND deleted_at IS NULL AND (external_id = $2 OR id = $3::uuid)';
   const { rows } = await db.query<UserRow & { total: number }>(
     `SELECT ${USER_COLUMNS}, count(*) OVER () AS total FROM users WHERE ${where}
-      ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`,
     [...params, page.limit, page.offset],
   );
-  if (rows.length > 0) return { count: rows[0]?.total ?? 0, rows };
+  if (rows.length > 0) return { count: rows[0]?.total ?? 0, rows: rows.map(withoutTotal) };
   if (page.offset === 0) return { count: 0, rows: [] };
   const { rows: counted } = await db.query<{ total: number }>(`SELECT count(*) AS total FROM users WHERE ${where}`, params);
   return { count: counted[0]?.total ?? 0, rows: [] };
+}
+
+const withoutTotal = <T extends { total: number }>({ total: _total, ...row }: T): Omit<T, 'total'> => row;
+
+/**
+ * The count is the buckets' sum plus the head (the live users at or above the newest bucket's hi: an index-only
+ * range). The page starts in the head (an OFFSET below its size) or inside the bucket that holds position `offset`:
+ * from that bucket's hi down the index, skipping fewer than one bucket. The newest hi is read first, so that the
+ * planner sees the head's bound; the page is then one statement over the buckets up to that hi (a settle in between
+ * only adds buckets above it), so the count and the page come from one snapshot. A head that grew past twice the
+ * bucket size is settled afterwards, for the next page.
+ */
+async function usersPage(db: Queryable, clientId: string, page: { limit: number; offset: number }, bucketSize: number) {
+  // As text: a Date would drop the microseconds of a key that did not come from this process's clock.
+  // (Named apart from the column, which ORDER BY must mean: the text would sort as text.)
+  const { rows: tops } = await db.query<{ hi_at: string; hi_id: string }>(
+    'SELECT hi_created_at::text AS hi_at, hi_id FROM user_list_buckets WHERE client_id = $1 ORDER BY hi_created_at DESC, hi_id DESC LIMIT 1',
+    [clientId],
+  );
+  const top = tops[0];
+  // A page past the end has no keys: one row of nulls carrying the count.
+  const { rows } = await db.query<(UserRow | { [K in keyof UserRow]: null }) & { total: number; head: number }>(
+    `WITH head AS (
+       SELECT count(*) AS n FROM users
+        WHERE client_id = $1 AND deleted_at IS NULL AND (created_at, id) >= ($4::timestamptz, $5::uuid)
+     ), buckets AS (
+       SELECT hi_created_at, hi_id, live, sum(live) OVER (ORDER BY hi_created_at DESC, hi_id DESC) AS through
+         FROM user_list_buckets WHERE client_id = $1 AND (hi_created_at, hi_id) <= ($4::timestamptz, $5::uuid)
+     ), start AS (
+       (SELECT hi_created_at, hi_id, $3::bigint - (SELECT n FROM head) - (through - live) AS skip FROM buckets
+         WHERE $3::bigint >= (SELECT n FROM head) AND through > $3::bigint - (SELECT n FROM head)
+         ORDER BY through LIMIT 1)
+       UNION ALL
+       SELECT 'infinity', 'ffffffff-ffff-ffff-ffff-ffffffffffff', $3::bigint WHERE $3::bigint < (SELECT n FROM head)
+     ), keys AS (
+       SELECT created_at, id FROM users
+        WHERE client_id = $1 AND deleted_at IS NULL
+          AND (created_at, id) < (coalesce((SELECT hi_created_at FROM start), '-infinity'), (SELECT hi_id FROM start))
+        ORDER BY created_at DESC, id DESC OFFSET (SELECT skip FROM start) LIMIT $2
+     ), counted AS (
+       SELECT (SELECT n FROM head) AS head, (SELECT n FROM head) + coalesce((SELECT max(through) FROM buckets), 0) AS total
+     )
+     SELECT ${PAGE_COLUMNS}, c.total, c.head
+       FROM counted c LEFT JOIN (keys k JOIN users u ON u.id = k.id) ON true
+      ORDER BY k.created_at DESC, k.id DESC`,
+    [clientId, page.limit, page.offset, top?.hi_at ?? '-infinity', top?.hi_id ?? '00000000-0000-0000-0000-000000000000'],
+  );
+  const first = rows[0];
+  if (first && first.head > 2 * bucketSize) await settleUserList(db, clientId, bucketSize);
+  const users: UserRow[] = [];
+  for (const { total: _total, head: _head, ...row } of rows) if (row.id !== null) users.push(row);
+  return { count: first?.total ?? 0, rows: users };
+}
+
+/** Cuts full buckets off the client's head (migration 0018); a client's change in flight for long makes it give up until the next page. */
+export async function settleUserList(db: Queryable, clientId: string, bucketSize: number = USER_LIST_BUCKET_SIZE): Promise<number> {
+  try {
+    const { rows } = await db.query<{ made: number }>('SELECT settle_user_list_buckets($1, $2) AS made', [clientId, bucketSize]);
+    return rows[0]?.made ?? 0;
+  } catch (error) {
+    if ((error as { code?: string }).code === '55P03') return 0; // lock_not_available
+    throw error;
+  }
 }
 
 export async function updateUser(
@@ -113,13 +185,13 @@ export async function updateUser(
   }
 }
 
-export async function softDeleteUser(db: Queryable, clientId: string, userId: string, at: Date): Promise<boolean> {
-  const { rowCount } = await db.query('UPDATE users SET deleted_at = $3, updated_at = $3 WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL', [
-    clientId,
-    userId,
-    at,
-  ]);
-  return rowCount === 1;
+/** The user as deleting it left it (for the change hooks), or undefined when there was no live user to delete. */
+export async function softDeleteUser(db: Queryable, clientId: string, userId: string, at: Date): Promise<TokenUserRow | undefined> {
+  const { rows } = await db.query<TokenUserRow>(
+    `UPDATE users SET deleted_at = $3, updated_at = $3 WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${TOKEN_USER_COLUMNS}`,
+    [clientId, userId, at],
+  );
+  return rows[0];
 }
 
 export async function findBillingDetails(db: Queryable, clientId: string, userId: string): Promise<BillingDetailsRow | undefined> {

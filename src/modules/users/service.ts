@@ -19,10 +19,10 @@ export type UserDeletionGuard = (tx: Queryable, clientId: string, userId: string
 
 /**
  * Another module following users (the OCPI Tokens module pushes each user's
- * token to CPOs). Runs inside the change's transaction, so what it records
- * commits with the change.
+ * token to CPOs), told the user as the change left it. Runs inside the
+ * change's transaction, so what it records commits with the change.
  */
-export type UserChangeHook = (tx: Queryable, userId: string) => Promise<void>;
+export type UserChangeHook = (tx: Queryable, user: repo.TokenUserRow) => Promise<void>;
 
 export interface UsersServiceDeps {
   clock: Clock;
@@ -75,9 +75,10 @@ export function missingBillingFields(details: BillingDetailsView): string[] {
 export function createUsersService(deps: UsersServiceDeps) {
   const { clock } = deps;
   const guards = deps.deletionGuards ?? [];
-  const changed = async (db: Queryable, userId: string) => {
-    for (const hook of deps.changeHooks ?? []) await hook(db, userId);
+  const changed = async (db: Queryable, user: repo.TokenUserRow) => {
+    for (const hook of deps.changeHooks ?? []) await hook(db, user);
   };
+  const live = (row: repo.UserRow): repo.TokenUserRow => ({ id: row.id, locale: row.locale, deleted: false, last_updated: row.updated_at });
 
   async function requireUser(db: Queryable, clientId: string, userId: string, options: { forUpdate?: boolean } = {}): Promise<repo.UserRow> {
     const row = isUuid(userId) ? await repo.findLiveUserForClient(db, clientId, userId, options) : undefined;
@@ -98,7 +99,7 @@ export function createUsersService(deps: UsersServiceDeps) {
         external_id: clean(body.custom_properties?.external_id),
         created_at: clock.now(),
       });
-      await changed(db, row.id);
+      await changed(db, live(row));
       return toView(row);
     },
 
@@ -122,15 +123,16 @@ export function createUsersService(deps: UsersServiceDeps) {
       else if (body.custom_properties?.external_id !== undefined) changes.external_id = clean(body.custom_properties.external_id);
       const row = await repo.updateUser(db, clientId, userId, changes, clock.now());
       if (!row) throw notFound('User');
-      if (changes.locale !== undefined) await changed(db, row.id);
+      if (changes.locale !== undefined) await changed(db, live(row));
       return toView(row);
     },
 
     async remove(db: Queryable, clientId: string, userId: string): Promise<void> {
       await requireUser(db, clientId, userId, { forUpdate: true });
       for (const guard of guards) await guard(db, clientId, userId);
-      if (!(await repo.softDeleteUser(db, clientId, userId, clock.now()))) throw notFound('User');
-      await changed(db, userId);
+      const deleted = await repo.softDeleteUser(db, clientId, userId, clock.now());
+      if (!deleted) throw notFound('User');
+      await changed(db, deleted);
     },
 
     async getBillingDetails(db: Queryable, clientId: string, userId: string): Promise<BillingDetailsView> {

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
-import type { Database, Queryable } from '../db.ts';
+import type { Database, NamedStatement, Queryable } from '../db.ts';
 import { AppError } from '../errors.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -55,6 +55,26 @@ export const IDEMPOTENCY_IN_FLIGHT_WAIT_MS = 5_000;
 const IN_FLIGHT_POLL_MIN_MS = 10;
 const IN_FLIGHT_POLL_MAX_MS = 200;
 
+const CLAIM: NamedStatement = {
+  name: 'idempotency.claim',
+  text: 'SELECT state, fingerprint, response_status, response_body FROM idempotency_claim($1, $2, $3)',
+};
+const STORE: NamedStatement = {
+  name: 'idempotency.store',
+  text: `INSERT INTO idempotency_keys (client_id, key, fingerprint, response_status, response_body, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (client_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, response_status = EXCLUDED.response_status,
+           response_body = EXCLUDED.response_body, created_at = EXCLUDED.created_at`,
+};
+
+/** What idempotency_claim answers: a stored answer newer than 24 h, a twin in flight, or the key now held by this transaction. */
+interface Claim {
+  state: 'stored' | 'busy' | 'claimed';
+  fingerprint: string | null;
+  response_status: number | null;
+  response_body: unknown;
+}
+
 export function createIdempotency(deps: { db: Database; clock: Clock; inFlightWaitMs?: number }) {
   const { db, clock } = deps;
   const inFlightWaitMs = deps.inFlightWaitMs ?? IDEMPOTENCY_IN_FLIGHT_WAIT_MS;
@@ -63,7 +83,9 @@ export function createIdempotency(deps: { db: Database; clock: Clock; inFlightWa
    * Runs `work` in a transaction. With a key: replays the stored answer of an
    * earlier identical request, refuses a different request under the same key
    * (422), waits for a twin still in flight (409 if it outlasts the wait), and
-   * otherwise stores the answer in the same transaction as the effect.
+   * otherwise stores the answer in the same transaction as the effect. The
+   * first three are one call (idempotency_claim, migration 0018) in that
+   * transaction; an expired record is replaced by the new answer.
    */
   async function run(request: IdempotentRequest, work: (tx: Queryable) => Promise<StoredAnswer>): Promise<StoredAnswer & { replayed: boolean }> {
     if (request.key === undefined) return { ...(await db.transaction(work)), replayed: false };
@@ -71,25 +93,14 @@ export function createIdempotency(deps: { db: Database; clock: Clock; inFlightWa
     const { clientId, key } = request;
     const deadline = Date.now() + inFlightWaitMs;
     for (let attempt = 0; ; attempt++) {
-      // A finished request is replayed from its stored answer without the lock:
-      // replays must not queue behind (or refuse) one another.
-      const stored = await storedAnswer(db, clientId, key, fingerprint);
-      if (stored) return stored;
       const outcome = await db.transaction(async (tx) => {
-        const { rows: locked } = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok', [
-          `idempotency:${clientId}:${key}`,
-        ]);
-        if (!locked[0]?.ok) return undefined;
-        // The twin may have committed between the read above and the lock.
-        const replay = await storedAnswer(tx, clientId, key, fingerprint);
-        if (replay) return replay;
-        await tx.query('DELETE FROM idempotency_keys WHERE client_id = $1 AND key = $2', [clientId, key]);
+        const freshAfter = new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS);
+        const { rows } = await tx.query<Claim>(CLAIM, [clientId, key, freshAfter]);
+        const claim = rows[0] as Claim;
+        if (claim.state === 'busy') return undefined;
+        if (claim.state === 'stored') return replay(claim, fingerprint);
         const answer = await work(tx);
-        await tx.query(
-          `INSERT INTO idempotency_keys (client_id, key, fingerprint, response_status, response_body, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6)`,
-          [clientId, key, fingerprint, answer.status, answer.body === undefined ? null : JSON.stringify(answer.body), clock.now()],
-        );
+        await tx.query(STORE, [clientId, key, fingerprint, answer.status, answer.body === undefined ? null : JSON.stringify(answer.body), clock.now()]);
         return { ...answer, replayed: false };
       });
       if (outcome) return outcome;
@@ -103,18 +114,12 @@ export function createIdempotency(deps: { db: Database; clock: Clock; inFlightWa
     }
   }
 
-  /** The stored answer for (client, key) if it is still valid; 422 if it was stored for another request. */
-  async function storedAnswer(q: Queryable, clientId: string, key: string, fingerprint: string): Promise<(StoredAnswer & { replayed: true }) | undefined> {
-    const { rows } = await q.query<{ fingerprint: string; response_status: number; response_body: unknown; created_at: Date }>(
-      'SELECT fingerprint, response_status, response_body, created_at FROM idempotency_keys WHERE client_id = $1 AND key = $2',
-      [clientId, key],
-    );
-    const previous = rows[0];
-    if (!previous || clock.now().getTime() - previous.created_at.getTime() >= IDEMPOTENCY_TTL_MS) return undefined;
-    if (previous.fingerprint !== fingerprint) {
+  /** The stored answer; 422 if it was stored for another request. */
+  function replay(claim: Claim, fingerprint: string): StoredAnswer & { replayed: true } {
+    if (claim.fingerprint !== fingerprint) {
       throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request (method, path or body).');
     }
-    return { status: previous.response_status, body: previous.response_body, replayed: true };
+    return { status: claim.response_status as number, body: claim.response_body, replayed: true };
   }
 
   /** Deletes expired records; run periodically. */
