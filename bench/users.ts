@@ -99,7 +99,7 @@ async function startDatabase(tmp: string): Promise<{ embedded: EmbeddedPostgres;
   return { embedded, db, pgDir: path.join(tmp, 'postgres') };
 }
 
-/** CPU seconds (user, system) of the PostgreSQL processes, read from /proc: the backends, and the others by title. */
+/** CPU seconds (user, system) of the PostgreSQL processes, read from /proc: the backends, the others by title, and those that ended. */
 async function postgresCpu(pgDir: string): Promise<Map<string, { user: number; system: number }>> {
   const postmaster = Number((await readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
   const ticks = 100; // USER_HZ on Linux
@@ -122,6 +122,8 @@ async function postgresCpu(pgDir: string): Promise<Map<string, { user: number; s
               .trim();
     const sum = byRole.get(role) ?? { user: 0, system: 0 };
     byRole.set(role, { user: sum.user + Number(fields[11]) / ticks, system: sum.system + Number(fields[12]) / ticks });
+    // Backends that ended (a pool closing idle connections) live on in the postmaster's reaped-children times.
+    if (pid === postmaster) byRole.set('ended processes', { user: Number(fields[13]) / ticks, system: Number(fields[14]) / ticks });
   }
   return byRole;
 }
