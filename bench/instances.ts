@@ -15,6 +15,7 @@
 //  5. one instance killed (SIGKILL) under that load: what clients saw.
 // A measuring tool, not a test: it prints figures and exits non-zero only when a
 // behaviour above is wrong. It needs nginx (Debian: apt-get install -y nginx).
+
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -27,6 +28,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs, promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
+import { freePort } from '../src/platform/free-port.ts';
 import { ensureCertificate } from '../src/platform/http/tls.ts';
 
 const exec = promisify(execFile);
@@ -53,17 +55,6 @@ const problems: string[] = [];
 function expect(ok: boolean, what: string): void {
   say(`  ${ok ? 'ok  ' : 'FAIL'} ${what}`);
   if (!ok) problems.push(what);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 // ---------------------------------------------------------------------------

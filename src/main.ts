@@ -16,7 +16,7 @@ import { loadFirstCatalogue, startCatalogue } from './startup/catalogue.ts';
 import { ensureDemoClient, printReadyBanner, startClients } from './startup/clients.ts';
 import type { StartupContext } from './startup/context.ts';
 import { startCpoSandbox } from './startup/cpo-sandbox.ts';
-import { openDatabase, startDatabaseServer } from './startup/database.ts';
+import { openDatabase, openSandboxDatabase, startDatabaseServer } from './startup/database.ts';
 import { startHttpServer } from './startup/http-server.ts';
 import { startMetricsListener } from './startup/metrics-listener.ts';
 import { connectSandboxWebhooks, startPaymentProcessor } from './startup/payments.ts';
@@ -59,6 +59,7 @@ export async function main(): Promise<void> {
     const metrics = config.metrics ? createMetrics() : undefined;
     const db = await openDatabase(ctx, databaseUrl, metrics);
     if (metrics && config.metrics) await startMetricsListener(ctx, { db, metrics, listenOn: config.metrics });
+    const sandboxDb = openSandboxDatabase(ctx, databaseUrl, db);
 
     const clients = await startClients(ctx, db);
 
@@ -72,7 +73,7 @@ export async function main(): Promise<void> {
     await loadFirstCatalogue(ctx, db, ingestion);
     const catalogue = startCatalogue(ctx, { db, metrics, readiness });
 
-    const { processor, sandbox } = await startPaymentProcessor(ctx, { db, metrics });
+    const { processor, sandbox } = await startPaymentProcessor(ctx, { db: sandboxDb, metrics });
 
     const { server, ocpi } = await startHttpServer(ctx, {
       db,
@@ -96,7 +97,7 @@ export async function main(): Promise<void> {
     startJobs(ctx, { db, modules: server.modules });
 
     if (config.ocpi.cpoSandbox.enabled) {
-      cpoSandboxVersionsUrl = await startCpoSandbox(ctx, { db, ocpi, tls });
+      cpoSandboxVersionsUrl = await startCpoSandbox(ctx, { db: sandboxDb, ocpi, tls });
       // A first connection pulled the network's catalogue, announcing it; this waits for the snapshot that has it.
       await catalogue.reload();
     }

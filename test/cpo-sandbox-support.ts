@@ -267,16 +267,32 @@ export async function startEmspPeer(options: { tls?: { cert: string; key: string
       return url;
     },
 
-    /** A call to the CPO with our token (or the given one), through src/ocpi-protocol/client.ts. */
+    /** The routing headers of a call to a functional module of the CPO: from us, to its first party. */
+    routing(): Record<string, string> {
+      const to = state.cpoRoles[0];
+      assert.ok(to, 'registered with the CPO');
+      return {
+        'OCPI-from-country-code': EMSP_PARTY.country_code,
+        'OCPI-from-party-id': EMSP_PARTY.party_id,
+        'OCPI-to-country-code': to.country_code,
+        'OCPI-to-party-id': to.party_id,
+      };
+    },
+
+    /**
+     * A call to the CPO with our token (or the given one), through src/ocpi-protocol/client.ts; with the routing
+     * headers, except to versions and credentials (configuration modules are not routed).
+     */
     async call(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown, token = state.cpoToken, timeoutMs = 5_000) {
       assert.ok(token, 'registered with the CPO');
+      const configuration = /\/(versions|credentials|\d+\.\d+(\.\d+)?)\/?$/.test(new URL(url).pathname);
       return ocpiRequest(
         { token },
         {
           method,
           url,
           ...(body === undefined ? {} : { body }),
-          headers: { 'OCPI-from-country-code': EMSP_PARTY.country_code, 'OCPI-from-party-id': EMSP_PARTY.party_id },
+          ...(configuration ? {} : { headers: peer.routing() }),
           timeoutMs,
           retries: 0,
         },

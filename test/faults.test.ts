@@ -596,3 +596,59 @@ describe('a failover: DATABASE_URL names a host that moves to a new server', () 
     );
   });
 });
+
+describe('a graceful stop with a backlog of token pushes', () => {
+  let dataDir: string;
+  let postgres: EmbeddedPostgres;
+
+  before(async () => {
+    dataDir = await tempDir();
+    postgres = await startEmbeddedPostgres({ dataDir: await tempDir(), role: 'cli', log: () => {} });
+  });
+  after(async () => {
+    await postgres.stop().catch(() => {});
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('20,000 pushes queued for the sandbox CPO: SIGTERM ends the process within SHUTDOWN_GRACE_MS; what was not sent stays queued, unleased', async () => {
+    const service = await startService({
+      DATA_DIR: dataDir,
+      DATABASE_URL: postgres.url,
+      CPO_SANDBOX: 'true',
+      CPO_SANDBOX_PORT: String(await freePort()),
+      CPO_SANDBOX_STATUS_CHANGES_PER_SECOND: '0',
+      STATIONS_DEFAULT_LOCATIONS: '200',
+      SHUTDOWN_GRACE_MS: '3000',
+    });
+    const client = new pg.Client({ connectionString: postgres.url });
+    await client.connect();
+    try {
+      const inserted = await client.query(
+        `INSERT INTO ocpi_outbox (connection_id, module, method, path, body, dedupe_key, next_attempt_at, created_at)
+         SELECT c.id, 'tokens', 'PUT', '/DE/CAX/' || i || '?type=APP_USER', jsonb_build_object('n', i), 'token:backlog-' || i, now(), now()
+           FROM ocpi_connections c, generate_series(1, 20000) AS i WHERE c.status = 'connected'`,
+      );
+      assert.ok((inserted.rowCount ?? 0) >= 20_000, 'pushes queued for the connected sandbox CPO');
+      // Delivery runs every 2 s: wait until it is under way.
+      const queued = async () => (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM ocpi_outbox')).rows[0]?.n ?? 0;
+      const deadline = Date.now() + 15_000;
+      while ((await queued()) >= (inserted.rowCount ?? 0) && Date.now() < deadline) await sleep(50);
+      const stopped = Date.now();
+      service.child.kill('SIGTERM');
+      const { code } = await service.exited;
+      const took = Date.now() - stopped;
+      assert.equal(code, 0, service.output.join('').slice(-2_000));
+      assert.ok(took < 3_000 + 1_000, `the process ended ${took} ms after SIGTERM`);
+      const { rows } = await client.query<{ n: number; leased: number }>(
+        'SELECT count(*)::int AS n, count(*) FILTER (WHERE leased_until IS NOT NULL)::int AS leased FROM ocpi_outbox',
+      );
+      assert.equal(rows[0]?.leased, 0, 'nothing left leased: another process or the next start sends the rest at once');
+      process.stdout.write(
+        `# stop with a backlog: ${took} ms after SIGTERM; ${(inserted.rowCount ?? 0) - (rows[0]?.n ?? 0)} pushes sent, ${rows[0]?.n} left queued\n`,
+      );
+    } finally {
+      await client.end();
+      await stopService(service);
+    }
+  });
+});

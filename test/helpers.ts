@@ -1,6 +1,7 @@
 // Test harness: each test file gets its own database cloned from the migrated
 // template (see scripts/test.ts), the real app on it, and helpers to create API
 // clients and call the API through HTTP (inject).
+
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -17,6 +18,7 @@ import { manualClock } from '../src/platform/clock.ts';
 import { type Config, loadConfig } from '../src/platform/config.ts';
 import { createDatabase, type Database } from '../src/platform/db.ts';
 import { ERROR_CODES, type ErrorCode } from '../src/platform/errors.ts';
+import { freePort } from '../src/platform/free-port.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
 import { createJobRunner, type JobRunner } from '../src/platform/jobs.ts';
 import type { Metrics } from '../src/platform/metrics.ts';
@@ -134,19 +136,7 @@ export interface TestAppOptions {
   metrics?: Metrics;
 }
 
-/** A free loopback port (for a server whose public URL must be known before it listens). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as import('node:net').AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
+export { freePort };
 export async function setupTestApp(options: TestAppOptions = {}): Promise<TestContext> {
   const metrics = options.metrics;
   const { db, drop } = await createTestDatabase({ onError: metrics?.databaseError });

@@ -191,9 +191,9 @@ describe('NUL characters and lone surrogates', () => {
     assert.equal(inPath.status, 400, inPath.text);
     assert.equal(inPath.body.status_code, 2001);
     assert.match(inPath.body.status_message, /location_id must not contain/);
-    // The location itself is stored fine once the name is clean.
+    // The location itself is stored fine once the name is clean (201: new; the refused PUTs stored nothing).
     const good = await ctx.call('PUT', '/ocpi/2.2.1/locations/DE/ABC/L1', { headers, body: ocpiLocation({ id: 'L1', lat: 52.5, lon: 13.4 }) });
-    assert.equal(good.status, 200, good.text);
+    assert.equal(good.status, 201, good.text);
   });
 
   it('sandbox pages: confirm with a NUL client secret answers a Stripe-shaped 400 naming the param', async () => {

@@ -489,7 +489,9 @@ describe('invoice numbers under concurrent billing', () => {
     for (const { d, id } of sessions) {
       await eventually(async () => ((await get(d, id)).body.status === 'active' ? true : undefined), `session ${id} active`, 30_000);
       const res = await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token });
-      assert.equal(res.status, 204, res.text);
+      // A car the sandbox filled meanwhile: the operator ended the session itself and refuses the stop; its CDR still comes.
+      const endedByItself = res.status === 424 && /already completed/.test(res.text);
+      assert.ok(res.status === 204 || endedByItself, res.text);
     }
     const ids = sessions.map((s) => s.id);
     for (const id of ids) await eventually(async () => ((await sessionRow(id))?.status === 'completed' ? true : undefined), `session ${id} completed`, 15_000);

@@ -92,6 +92,8 @@ describe('connecting to the sandbox CPO network (we register with it)', () => {
       },
     });
     assert.equal(counts.skipped, 0);
+    // The network refuses GET sessions without date_from (2001), as mod_sessions allows a CPO to: every module is pulled.
+    assert.deepEqual(counts.failed, []);
     assert.equal(counts.locations, LOCATIONS + cpo.scenarioParties.length);
     assert.ok((pages.locations ?? 0) >= 12, `locations came in ${pages.locations} pages of 10`);
     assert.ok(counts.tariffs > 10 && (pages.tariffs ?? 0) >= 2);
@@ -104,6 +106,8 @@ describe('connecting to the sandbox CPO network (we register with it)', () => {
     assert.equal(evse?.location_id, scenarioLocationId(party));
     const again = await ctx.ocpi.sync.syncConnection((await ctx.ocpi.connections.findByName('network')) as typeof connection);
     assert.equal(again.locations, 0, 'nothing changed since the last pull');
+    assert.deepEqual(again.failed, []);
+    assert.ok((await ctx.ocpi.connections.findByName('network'))?.last_synced_at, 'the pull moved last_synced_at');
   });
 
   it('receives EVSE status pushes into the catalogue', async () => {
@@ -113,18 +117,12 @@ describe('connecting to the sandbox CPO network (we register with it)', () => {
     const location = cpo.network.location(scenarioLocationId(party));
     const evse = location?.evses?.find((e) => e.evse_id === evseId);
     assert.ok(location && evse);
-    const changes = new Promise<void>((resolve) => {
-      const poll = setInterval(async () => {
-        const row = await ctx.db.query('SELECT status FROM ocpi_evses WHERE evse_id = $1', [evseId]);
-        if (row.rows[0]?.status === 'OUTOFORDER') {
-          clearInterval(poll);
-          resolve();
-        }
-      }, 50);
-    });
     cpo.startBackgroundWork();
     await cpo.setEvseStatus(location.id, evse.uid, 'OUTOFORDER');
-    await changes;
+    // Polled with a deadline: a push that never arrives fails the test instead of keeping the process alive.
+    await until('OUTOFORDER', async () =>
+      (await ctx.db.query('SELECT status FROM ocpi_evses WHERE evse_id = $1', [evseId])).rows[0]?.status === 'OUTOFORDER' ? true : undefined,
+    );
     await cpo.setEvseStatus(location.id, evse.uid, 'AVAILABLE');
     await until('AVAILABLE again', async () =>
       (await ctx.db.query('SELECT status FROM ocpi_evses WHERE evse_id = $1', [evseId])).rows[0]?.status === 'AVAILABLE' ? true : undefined,

@@ -8,11 +8,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import Big from 'big.js';
 import fc from 'fast-check';
+import type { CDR } from '../src/ocpi-protocol/cdrs.ts';
 import type { OcpiTariff } from '../src/ocpi-protocol/locations-tariffs.ts';
 import type { Session as OcpiSession } from '../src/ocpi-protocol/sessions.ts';
 import { currencyExponent, fromMinorUnits, roundToMinorUnits, toMinorUnits, withVat } from '../src/platform/money.ts';
 import { localIsoDateTime, localTime, WEEKDAYS } from '../src/pricing/local-time.ts';
-import { estimateCost } from '../src/pricing/session-prices.ts';
+import { priceCdr } from '../src/pricing/price-cdr.ts';
+import { estimateCost, fallbackTariff } from '../src/pricing/session-prices.ts';
 
 describe('money: exact or rounded minor units', () => {
   test('toMinorUnits refuses what roundToMinorUnits rounds half up', () => {
@@ -111,5 +113,41 @@ describe('estimateCost: the running estimate rounds the starting fee with VAT', 
     const session = { tariff, time_zone: 'Europe/Berlin', currency: 'EUR', starting_fee: { price: '0.35', vat: '19' } };
     assert.equal(estimateCost(session, ocpi, new Date('2024-06-03T12:00:00Z')), 342);
     assert.equal(estimateCost({ ...session, starting_fee: null }, ocpi, new Date('2024-06-03T12:00:00Z')), 300);
+  });
+});
+
+describe('priceCdr: a price mismatch needs a tariff of the CPO’s', () => {
+  // An operator that publishes no tariff (the sandbox network has two): its CDR names none and bills what it bills
+  // (the sandbox: 0.00), we bill our fallback price. Those were the load runs' 16-23 "mismatches" (issue 17).
+  const fallback = fallbackTariff({ country_code: 'DE', party_id: 'SWL' }, { currency: 'EUR', kwhPrice: '0.59', vat: '19' }, new Date('2026-01-01T00:00:00Z'));
+  const cdr = {
+    country_code: 'DE',
+    party_id: 'SWL',
+    id: 'CDR-1',
+    start_date_time: '2026-03-02T10:00:00Z',
+    end_date_time: '2026-03-02T11:00:00Z',
+    currency: 'EUR',
+    charging_periods: [
+      {
+        start_date_time: '2026-03-02T10:00:00Z',
+        dimensions: [
+          { type: 'ENERGY', volume: 10 },
+          { type: 'TIME', volume: 1 },
+        ],
+      },
+    ],
+    total_cost: { excl_vat: 0, incl_vat: 0 },
+    total_energy: 10,
+    total_time: 1,
+  } as unknown as CDR;
+
+  test('our fallback tariff against the CPO’s 0.00: billed 7.02, recorded, not a mismatch', () => {
+    const priced = priceCdr({ tariff: fallback, tariff_is_fallback: true, time_zone: 'Europe/Berlin', starting_fee: null }, cdr, 'engine');
+    assert.deepEqual([priced.engineTotal, priced.cdrTotal, priced.mismatch], ['7.02', '0.00', false]);
+  });
+
+  test('the same tariff as the CPO’s (not a fallback), the same difference: a mismatch', () => {
+    const priced = priceCdr({ tariff: { ...fallback, id: 'T1' }, tariff_is_fallback: false, time_zone: 'Europe/Berlin', starting_fee: null }, cdr, 'engine');
+    assert.deepEqual([priced.engineTotal, priced.cdrTotal, priced.mismatch], ['7.02', '0.00', true]);
   });
 });

@@ -1,5 +1,5 @@
-// The OCPI 2.2.1 tariff engine (src/pricing/tariff-engine.ts), shared by the eMSP and
-// the sandbox CPO. Every worked example of mod_tariffs.asciidoc and of
+// The OCPI 2.2.1 tariff engine (src/pricing/tariff-engine.ts), the eMSP's (the
+// sandbox CPO bills with its own: test/cpo-cdr-pricing.property.test.ts). Every worked example of mod_tariffs.asciidoc and of
 // mod_cdrs.asciidoc ("step_size") that has numbers, to the cent: VAT, FLAT,
 // step_size across elements and between charging and parking, min/max price,
 // time of day, weekdays, power, duration, reservations. Then the money helpers,
@@ -23,10 +23,8 @@ import {
   priceSession,
   priceSessionExact,
   priceSessionUnrounded,
-  pricingSignature,
   restrictionsMatch,
   type SessionToPrice,
-  tariffThresholds,
   tariffValidAt,
   type UnroundedSessionCosts,
 } from '../src/pricing/tariff-engine.ts';
@@ -267,6 +265,30 @@ describe('OCPI 2.2.1 tariff examples', () => {
       '10:40',
     );
     assert.equal(byDuration.total_cost.excl_vat, 0.3);
+  });
+
+  test('power and current bounds hold on the period’s measured MIN_/MAX_ values; its average only when they are absent', () => {
+    // The counterexample of test/cpo-cdr-pricing.property.test.ts: a 1 ms period at 3.68 kW whose ENERGY, read
+    // from a meter in whole Wh, is 0. Its average power is 0 kW; the charge point measured 3.68 kW all along.
+    const flat = tariff([{ c: [['FLAT', 0]], r: { min_power: 0.1 } }, { c: [['FLAT', 1]] }]);
+    const oneMs = (dims: Record<string, number>) => {
+      const one = input(flat, [['10:00', { ENERGY: 0, TIME: 1 / 3_600_000, ...dims }]], '10:00');
+      return priceSession({ ...one, end: new Date(one.start.getTime() + 1) }).total_cost.excl_vat;
+    };
+    assert.equal(oneMs({ MIN_POWER: 3.68, MAX_POWER: 3.68 }), 0);
+    assert.equal(oneMs({}), 1, 'no measurement: the average');
+    // 10 min at 7.4 kW measured, 1.233 kWh metered (an average of 7.398 kW): min_power 7.4 holds, max_power 7.4 does not.
+    const at74 = { ENERGY: 1.233, TIME: 1 / 6, MIN_POWER: 7.4, MAX_POWER: 7.4 };
+    const atLeast = tariff([{ c: [['ENERGY', 1]], r: { min_power: 7.4 } }, { c: [['ENERGY', 0.5]] }]);
+    const below = tariff([{ c: [['ENERGY', 1]], r: { max_power: 7.4 } }, { c: [['ENERGY', 0.5]] }]);
+    assert.equal(session(atLeast, [['10:00', at74]], '10:10').total_cost.excl_vat, 1.23);
+    assert.equal(session(below, [['10:00', at74]], '10:10').total_cost.excl_vat, 0.62);
+    // A period over a range: min_* against its lowest, max_* against its highest value.
+    const range = { ENERGY: 2, TIME: 1 / 6, MIN_POWER: 10, MAX_POWER: 14, MIN_CURRENT: 20, MAX_CURRENT: 30 };
+    const price = (r: OcpiTariffRestrictions) =>
+      session(tariff([{ c: [['ENERGY', 1]], r }, { c: [['ENERGY', 0]] }]), [['10:00', range]], '10:10').total_cost.excl_vat;
+    assert.deepEqual([price({ min_power: 10 }), price({ min_power: 12 }), price({ max_power: 14 }), price({ max_power: 14.01 })], [2, 0, 0, 2]);
+    assert.deepEqual([price({ min_current: 20 }), price({ min_current: 25 }), price({ max_current: 30 }), price({ max_current: 31 })], [2, 0, 0, 2]);
   });
 
   test('no tariff, or no matching element: free; a reservation element never applies', () => {
@@ -850,17 +872,7 @@ describe('tariff helpers', () => {
     assert.equal(tariffValidAt(tariff([{ c: [['ENERGY', 0.3]] }]), new Date(0)), true);
   });
 
-  test('tariffThresholds: the distinct duration and kWh bounds, sorted', () => {
-    const t = tariff([
-      { c: [['ENERGY', 0.1]], r: { min_duration: 3600, max_kwh: 50 } },
-      { c: [['ENERGY', 0.2]], r: { max_duration: 600, min_kwh: 5.5 } },
-      { c: [['TIME', 1]], r: { min_duration: 600, max_kwh: 50, start_time: '10:00' } },
-      { c: [['ENERGY', 0.3]] },
-    ]);
-    assert.deepEqual(tariffThresholds(t), { durationsS: [600, 3600], kwh: [5.5, 50] });
-  });
-
-  test('pricingSignature and applicableComponent: the first matching element per dimension', () => {
+  test('applicableComponent: the first matching element per dimension', () => {
     const t = tariff([
       { c: [['ENERGY', 0.5]], r: { min_power: 50 } },
       { c: [['TIME', 2]], r: { start_time: '17:00' } },
@@ -874,9 +886,11 @@ describe('tariff helpers', () => {
       { c: [['PARKING_TIME', 3]] },
     ]);
     const ctx = (iso: string, powerKw: number): PricingContext => ({ at: new Date(iso), timeZone: TZ, kwh: 0, durationS: 0, powerKw, currentA: 0 });
-    assert.equal(pricingSignature(t, ctx('2024-06-03T08:00:00Z', 11), true), '2/2/2');
-    assert.equal(pricingSignature(t, ctx('2024-06-03T15:00:00Z', 150), true), '0/1/2');
-    assert.equal(pricingSignature(t, ctx('2024-06-03T15:00:00Z', 0), false), '2/3/2');
+    const elements = (at: string, powerKw: number, time: 'TIME' | 'PARKING_TIME') =>
+      (['ENERGY', time, 'FLAT'] as const).map((d) => applicableComponent(t, d, ctx(at, powerKw))?.element);
+    assert.deepEqual(elements('2024-06-03T08:00:00Z', 11, 'TIME'), [2, 2, 2]);
+    assert.deepEqual(elements('2024-06-03T15:00:00Z', 150, 'TIME'), [0, 1, 2]);
+    assert.deepEqual(elements('2024-06-03T15:00:00Z', 0, 'PARKING_TIME'), [2, 3, 2]);
     assert.equal(applicableComponent(t, 'TIME', ctx('2024-06-03T15:00:00Z', 0))?.component.price, 2);
     assert.equal(applicableComponent(tariff([{ c: [['TIME', 1]], r: { reservation: 'RESERVATION' } }]), 'TIME', ctx('2024-06-03T15:00:00Z', 0)), undefined);
   });

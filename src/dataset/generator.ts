@@ -897,6 +897,274 @@ function pad(n: number, width: number): string {
 }
 
 // ---------------------------------------------------------------------------
+// Catalogue context
+
+/** Per-catalogue state every location is drawn from, created once per generateCatalogue call. */
+interface CatalogueContext {
+  lastUpdated: string;
+  places: Geography;
+  /** Operators active in each country (alpha-2). */
+  byCountry: ReadonlyMap<string, readonly Operator[]>;
+  /** `${country}:${venue}` -> operators weighted for that venue, built on first use. */
+  operatorTables: Map<string, Weighted<Operator>>;
+}
+
+function operatorsByCountry(operators: readonly Operator[]): Map<string, Operator[]> {
+  const byCountry = new Map<string, Operator[]>();
+  for (const op of operators) {
+    for (const cc of op.countries) {
+      const list = byCountry.get(cc) ?? [];
+      list.push(op);
+      byCountry.set(cc, list);
+    }
+  }
+  return byCountry;
+}
+
+/** Operators per country and venue, weighted by market weight and fit. */
+function operatorFor(ctx: CatalogueContext, rng: Random, cc: string, venue: Venue): Operator {
+  const key = `${cc}:${venue}`;
+  let table = ctx.operatorTables.get(key);
+  if (!table) {
+    table = w((ctx.byCountry.get(cc) ?? []).map((op) => [op, op.spec.weight * fit(op.spec.profile, venue)] as const));
+    ctx.operatorTables.set(key, table);
+  }
+  return table.pick(rng);
+}
+
+// ---------------------------------------------------------------------------
+// Locations
+
+/** Where a location lies and what kind of site it is. */
+interface Placement {
+  city: City;
+  lat: number;
+  lon: number;
+  venue: Venue;
+  /** Set for motorway service areas only. */
+  corridor: Corridor | undefined;
+  /** Kilometre marker along the corridor's road (0 off motorways). */
+  alongKm: number;
+}
+
+/** Where: around a city, along a motorway, or in the countryside. */
+function placeLocation(places: Geography, rng: Random): Placement {
+  const where = rng.next();
+  if (where < 0.06) return alongMotorway(places, rng);
+  if (where < 0.125) return inCountryside(places, rng);
+  return inCity(places, rng);
+}
+
+function alongMotorway(places: Geography, rng: Random): Placement {
+  const corridor = places.corridors.pick(rng);
+  const t = rng.uniform(0.08, 0.92);
+  const offset = rng.gaussian() * 0.8;
+  const { from, to } = corridor;
+  const cos = Math.cos((from.lat * Math.PI) / 180);
+  const dx = (to.lon - from.lon) * cos;
+  const dy = to.lat - from.lat;
+  const len = Math.hypot(dx, dy) || 1;
+  const offsetDeg = offset / EARTH_KM_PER_DEGREE;
+  const [lat, lon] = clampToBox(from.extra, from.lat + dy * t + (dx / len) * offsetDeg, from.lon + dx * t * (1 / cos) - ((dy / len) * offsetDeg) / cos);
+  return {
+    city: t < 0.5 ? from : to,
+    lat,
+    lon,
+    venue: 'highway',
+    corridor,
+    alongKm: Math.round(t * corridor.km * 1.15) + corridor.kmOffset,
+  };
+}
+
+function inCountryside(places: Geography, rng: Random): Placement {
+  const city = places.rural.pick(rng);
+  const [lat, lon] = around(rng, city, () => rng.uniform(8, 40));
+  return { city, lat, lon, venue: RURAL_VENUES.pick(rng), corridor: undefined, alongKm: 0 };
+}
+
+function inCity(places: Geography, rng: Random): Placement {
+  const city = places.urban.pick(rng);
+  const scaleKm = 0.12 * Math.sqrt(city.populationK);
+  const [lat, lon] = around(rng, city, () => Math.min(scaleKm * Math.exp(0.75 * rng.gaussian()), 4 * scaleKm + 3));
+  const venue = (city.populationK >= 300 ? URBAN_VENUES_WITH_AIRPORT : URBAN_VENUES).pick(rng);
+  return { city, lat, lon, venue, corridor: undefined, alongKm: 0 };
+}
+
+/** Name and address. The street is drawn even for motorway sites, which do not use it. */
+function nameAndAddress(rng: Random, { city, venue, corridor, alongKm }: Placement): { name: string; address: string } {
+  const street = rng.pick(city.words.streets);
+  if (corridor) {
+    return {
+      name: city.words.restArea.replace('{r}', `${corridor.from.name}-${corridor.to.name}`),
+      address: clip(`${corridor.road} km ${alongKm}`, 45),
+    };
+  }
+  const address = streetAddress(city.words, street, houseNumber(rng));
+  return { name: siteName(rng, city, venue, street), address };
+}
+
+function siteName(rng: Random, city: City, venue: Venue, street: string): string {
+  if (venue === 'street') return rng.chance(0.7) ? `${city.name} ${street}` : street;
+  if (venue === 'airport') return `${city.name} Airport P${rng.int(1, 9)}`;
+  const label = rng.pick(VENUE_LABELS[venue]);
+  const form = rng.next();
+  return form < 0.45 ? `${label} ${city.name} ${street}` : form < 0.8 ? `${city.name} ${label}` : `${label} ${street}`;
+}
+
+/** Site-wide hardware choices, shared by every EVSE of a location. */
+interface SiteHardware {
+  outlets: Outlet[];
+  acFormat: 'SOCKET' | 'CABLE';
+  offline: boolean;
+  reservable: boolean;
+  remote: boolean;
+  restriction: 'EV_ONLY' | 'CUSTOMERS' | undefined;
+  floor: string | undefined;
+  chademoSite: boolean;
+  tripleSite: boolean;
+  schukoSite: boolean;
+}
+
+function siteHardware(rng: Random, venue: Venue, profile: OperatorProfile, country: CountryFacts, parking: string | undefined): SiteHardware {
+  const outlets = plan(rng, venue, profile, country);
+  const acFormat = rng.chance(0.85) ? 'SOCKET' : 'CABLE';
+  const offline = rng.chance(0.015);
+  const reservable = rng.chance(0.1);
+  const remote = rng.chance(0.97);
+  const restriction =
+    venue === 'street'
+      ? rng.chance(0.4)
+        ? 'EV_ONLY'
+        : undefined
+      : ['supermarket', 'hotel', 'restaurant', 'mall'].includes(venue) && rng.chance(0.5)
+        ? 'CUSTOMERS'
+        : undefined;
+  const floor = parking === 'UNDERGROUND_GARAGE' ? rng.pick(['-1', '-2', '-3']) : parking === 'PARKING_GARAGE' ? rng.pick(['0', '1', '2', '3']) : undefined;
+  const chademoSite = rng.chance(0.55);
+  const tripleSite = rng.chance(0.4);
+  const schukoSite = rng.chance(0.04);
+  return { outlets, acFormat, offline, reservable, remote, restriction, floor, chademoSite, tripleSite, schukoSite };
+}
+
+/** What every EVSE of one location is built from. */
+interface EvseSite {
+  /** Location id and number. */
+  id: string;
+  n: number;
+  op: Operator;
+  country: CountryFacts;
+  extra: CountryExtra;
+  venue: Venue;
+  hardware: SiteHardware;
+}
+
+function tariffIdsFor(op: Operator, country: CountryFacts, spec: ConnectorSpec): string[] | undefined {
+  if (op.tariffIds.size === 0) return undefined;
+  const tariffId = op.tariffIds.get(`${country.alpha2}:${spec.kind}`);
+  if (!tariffId) throw new Error(`operator ${op.spec.name} has no ${spec.kind} tariff in ${country.alpha2}`);
+  return [tariffId];
+}
+
+function makeConnector(ctx: CatalogueContext, site: EvseSite, cid: number, spec: ConnectorSpec, format = spec.format): OcpiConnector {
+  const c: OcpiConnector = {
+    id: String(cid),
+    standard: spec.standard,
+    format,
+    power_type: spec.power_type,
+    max_voltage: spec.max_voltage,
+    max_amperage: spec.max_amperage,
+    max_electric_power: spec.max_electric_power,
+    last_updated: ctx.lastUpdated,
+  };
+  const ids = tariffIdsFor(site.op, site.country, spec);
+  if (ids) c.tariff_ids = ids;
+  return c;
+}
+
+/** The EVSE for outlet number k (1-based) of the site. */
+function makeEvse(ctx: CatalogueContext, rng: Random, site: EvseSite, outlet: Outlet, k: number): OcpiEvse {
+  const { op, extra, venue, hardware } = site;
+  const { acFormat, chademoSite, tripleSite, schukoSite } = hardware;
+  const connectors: OcpiConnector[] = [];
+  const capabilities: string[] = hardware.remote ? ['REMOTE_START_STOP_CAPABLE', 'RFID_READER'] : ['RFID_READER'];
+  switch (outlet) {
+    case 'AC7':
+      connectors.push(makeConnector(ctx, site, 1, AC7_SINGLE));
+      break;
+    case 'AC11':
+    case 'AC22':
+      connectors.push(makeConnector(ctx, site, 1, ac3(outlet === 'AC11' ? 16 : 32, acFormat), acFormat));
+      if (schukoSite) connectors.push(makeConnector(ctx, site, 2, domestic(extra)));
+      if (acFormat === 'SOCKET') capabilities.push('UNLOCK_CAPABLE');
+      if (venue === 'office' || venue === 'garage') capabilities.push('CHARGING_PROFILE_CAPABLE');
+      break;
+    case 'DOM':
+      connectors.push(makeConnector(ctx, site, 1, domestic(extra)));
+      break;
+    default: {
+      connectors.push(makeConnector(ctx, site, 1, DC_CONNECTORS[outlet]));
+      if (outlet === 'DC50' && chademoSite) {
+        connectors.push(makeConnector(ctx, site, 2, CHADEMO));
+        if (tripleSite && op.spec.profile !== 'hpc') connectors.push(makeConnector(ctx, site, 3, AC43_CABLE));
+      }
+      // AFIR: ad-hoc card payment at DC chargers of 50 kW and more.
+      capabilities.push('CONTACTLESS_CARD_SUPPORT', 'CREDIT_CARD_PAYABLE');
+    }
+  }
+  if (hardware.reservable) capabilities.push('RESERVABLE');
+  const evse: OcpiEvse = {
+    uid: `${site.id}-${k}`,
+    evse_id: `${op.party.country_code}*${op.party.party_id}*E${pad(site.n, 7)}${pad(k, 2)}`,
+    status: hardware.offline ? 'UNKNOWN' : STATUSES.pick(rng),
+    capabilities,
+    connectors,
+    last_updated: ctx.lastUpdated,
+  };
+  if (hardware.outlets.length > 1) evse.physical_reference = String(k);
+  if (hardware.floor !== undefined) evse.floor_level = hardware.floor;
+  if (hardware.restriction) evse.parking_restrictions = [hardware.restriction];
+  return evse;
+}
+
+function makeLocation(ctx: CatalogueContext, rng: Random, n: number): OcpiLocation {
+  const id = `LOC-${pad(n, 7)}`;
+  const placement = placeLocation(ctx.places, rng);
+  const { city, venue } = placement;
+  const country = city.country;
+  const extra = city.extra;
+  const op = operatorFor(ctx, rng, country.alpha2, venue);
+  const { name, address } = nameAndAddress(rng, placement);
+
+  const location: OcpiLocation = {
+    country_code: op.party.country_code,
+    party_id: op.party.party_id,
+    id,
+    publish: true,
+    name,
+    address,
+    city: clip(city.name, 45),
+    postal_code: postalCode(rng, city),
+    country: country.alpha3,
+    coordinates: { latitude: coordinate(placement.lat), longitude: coordinate(placement.lon) },
+    parking_type: parkingType(rng, venue),
+    operator: { ...op.business },
+    time_zone: country.timeZone,
+    last_updated: ctx.lastUpdated,
+  };
+  const facilityList = facilities(rng, venue);
+  if (facilityList.length > 0) location.facilities = facilityList;
+  const opening = openingTimes(rng, venue, extra);
+  location.opening_times = opening;
+  if (!opening.twentyfourseven) location.charging_when_closed = rng.chance(0.3);
+
+  // EVSEs: site-wide hardware choices, then one EVSE per outlet.
+  const hardware = siteHardware(rng, venue, op.spec.profile, country, location.parking_type);
+  const site: EvseSite = { id, n, op, country, extra, venue, hardware };
+  location.evses = hardware.outlets.map((outlet, i) => makeEvse(ctx, rng, site, outlet, i + 1));
+  return location;
+}
+
+// ---------------------------------------------------------------------------
 // Catalogue
 
 export function generateCatalogue(options: GeneratorOptions): GeneratedCatalogue {
@@ -908,200 +1176,7 @@ export function generateCatalogue(options: GeneratorOptions): GeneratedCatalogue
   const lastUpdated = now.toISOString();
 
   const { operators, tariffs } = buildOperators(new Random(seed, 1), lastUpdated);
-  const places = geo();
-
-  // Operators per country and venue, weighted by market weight and fit.
-  const byCountry = new Map<string, Operator[]>();
-  for (const op of operators) {
-    for (const cc of op.countries) {
-      const list = byCountry.get(cc) ?? [];
-      list.push(op);
-      byCountry.set(cc, list);
-    }
-  }
-  const operatorTables = new Map<string, Weighted<Operator>>();
-  const operatorFor = (rng: Random, cc: string, venue: Venue): Operator => {
-    const key = `${cc}:${venue}`;
-    let table = operatorTables.get(key);
-    if (!table) {
-      table = w((byCountry.get(cc) ?? []).map((op) => [op, op.spec.weight * fit(op.spec.profile, venue)] as const));
-      operatorTables.set(key, table);
-    }
-    return table.pick(rng);
-  };
-
-  function makeLocation(rng: Random, n: number): OcpiLocation {
-    const id = `LOC-${pad(n, 7)}`;
-    // Where: around a city, along a motorway, or in the countryside.
-    const where = rng.next();
-    let city: City;
-    let lat: number;
-    let lon: number;
-    let venue: Venue;
-    let corridor: Corridor | undefined;
-    let alongKm = 0;
-    if (where < 0.06) {
-      corridor = places.corridors.pick(rng);
-      const t = rng.uniform(0.08, 0.92);
-      const offset = rng.gaussian() * 0.8;
-      const { from, to } = corridor;
-      const cos = Math.cos((from.lat * Math.PI) / 180);
-      const dx = (to.lon - from.lon) * cos;
-      const dy = to.lat - from.lat;
-      const len = Math.hypot(dx, dy) || 1;
-      const offsetDeg = offset / EARTH_KM_PER_DEGREE;
-      lat = from.lat + dy * t + (dx / len) * offsetDeg;
-      lon = from.lon + dx * t * (1 / cos) - ((dy / len) * offsetDeg) / cos;
-      [lat, lon] = clampToBox(from.extra, lat, lon);
-      city = t < 0.5 ? from : to;
-      alongKm = Math.round(t * corridor.km * 1.15) + corridor.kmOffset;
-      venue = 'highway';
-    } else if (where < 0.125) {
-      city = places.rural.pick(rng);
-      [lat, lon] = around(rng, city, () => rng.uniform(8, 40));
-      venue = RURAL_VENUES.pick(rng);
-    } else {
-      city = places.urban.pick(rng);
-      const scaleKm = 0.12 * Math.sqrt(city.populationK);
-      [lat, lon] = around(rng, city, () => Math.min(scaleKm * Math.exp(0.75 * rng.gaussian()), 4 * scaleKm + 3));
-      venue = (city.populationK >= 300 ? URBAN_VENUES_WITH_AIRPORT : URBAN_VENUES).pick(rng);
-    }
-    const country = city.country;
-    const extra = city.extra;
-    const op = operatorFor(rng, country.alpha2, venue);
-
-    // Name and address.
-    const street = rng.pick(city.words.streets);
-    let name: string;
-    let address: string;
-    if (corridor) {
-      name = city.words.restArea.replace('{r}', `${corridor.from.name}-${corridor.to.name}`);
-      address = clip(`${corridor.road} km ${alongKm}`, 45);
-    } else {
-      address = streetAddress(city.words, street, houseNumber(rng));
-      if (venue === 'street') name = rng.chance(0.7) ? `${city.name} ${street}` : street;
-      else if (venue === 'airport') name = `${city.name} Airport P${rng.int(1, 9)}`;
-      else {
-        const label = rng.pick(VENUE_LABELS[venue]);
-        const form = rng.next();
-        name = form < 0.45 ? `${label} ${city.name} ${street}` : form < 0.8 ? `${city.name} ${label}` : `${label} ${street}`;
-      }
-    }
-
-    const location: OcpiLocation = {
-      country_code: op.party.country_code,
-      party_id: op.party.party_id,
-      id,
-      publish: true,
-      name,
-      address,
-      city: clip(city.name, 45),
-      postal_code: postalCode(rng, city),
-      country: country.alpha3,
-      coordinates: { latitude: coordinate(lat), longitude: coordinate(lon) },
-      parking_type: parkingType(rng, venue),
-      operator: { ...op.business },
-      time_zone: country.timeZone,
-      last_updated: lastUpdated,
-    };
-    const facilityList = facilities(rng, venue);
-    if (facilityList.length > 0) location.facilities = facilityList;
-    const opening = openingTimes(rng, venue, extra);
-    location.opening_times = opening;
-    if (!opening.twentyfourseven) location.charging_when_closed = rng.chance(0.3);
-
-    // EVSEs: site-wide hardware choices, then one EVSE per outlet.
-    const outlets = plan(rng, venue, op.spec.profile, country);
-    const acFormat = rng.chance(0.85) ? 'SOCKET' : 'CABLE';
-    const offline = rng.chance(0.015);
-    const reservable = rng.chance(0.1);
-    const remote = rng.chance(0.97);
-    const restriction =
-      venue === 'street'
-        ? rng.chance(0.4)
-          ? 'EV_ONLY'
-          : undefined
-        : ['supermarket', 'hotel', 'restaurant', 'mall'].includes(venue) && rng.chance(0.5)
-          ? 'CUSTOMERS'
-          : undefined;
-    const floor =
-      location.parking_type === 'UNDERGROUND_GARAGE'
-        ? rng.pick(['-1', '-2', '-3'])
-        : location.parking_type === 'PARKING_GARAGE'
-          ? rng.pick(['0', '1', '2', '3'])
-          : undefined;
-    const chademoSite = rng.chance(0.55);
-    const tripleSite = rng.chance(0.4);
-    const schukoSite = rng.chance(0.04);
-
-    const tariffFor = (spec: ConnectorSpec): string[] | undefined => {
-      if (op.tariffIds.size === 0) return undefined;
-      const tariffId = op.tariffIds.get(`${country.alpha2}:${spec.kind}`);
-      if (!tariffId) throw new Error(`operator ${op.spec.name} has no ${spec.kind} tariff in ${country.alpha2}`);
-      return [tariffId];
-    };
-    const connector = (cid: number, spec: ConnectorSpec, format = spec.format): OcpiConnector => {
-      const c: OcpiConnector = {
-        id: String(cid),
-        standard: spec.standard,
-        format,
-        power_type: spec.power_type,
-        max_voltage: spec.max_voltage,
-        max_amperage: spec.max_amperage,
-        max_electric_power: spec.max_electric_power,
-        last_updated: lastUpdated,
-      };
-      const ids = tariffFor(spec);
-      if (ids) c.tariff_ids = ids;
-      return c;
-    };
-
-    const evses: OcpiEvse[] = [];
-    location.evses = evses;
-    outlets.forEach((outlet, i) => {
-      const k = i + 1;
-      const connectors: OcpiConnector[] = [];
-      const capabilities: string[] = remote ? ['REMOTE_START_STOP_CAPABLE', 'RFID_READER'] : ['RFID_READER'];
-      switch (outlet) {
-        case 'AC7':
-          connectors.push(connector(1, AC7_SINGLE));
-          break;
-        case 'AC11':
-        case 'AC22':
-          connectors.push(connector(1, ac3(outlet === 'AC11' ? 16 : 32, acFormat), acFormat));
-          if (schukoSite) connectors.push(connector(2, domestic(extra)));
-          if (acFormat === 'SOCKET') capabilities.push('UNLOCK_CAPABLE');
-          if (venue === 'office' || venue === 'garage') capabilities.push('CHARGING_PROFILE_CAPABLE');
-          break;
-        case 'DOM':
-          connectors.push(connector(1, domestic(extra)));
-          break;
-        default: {
-          connectors.push(connector(1, DC_CONNECTORS[outlet]));
-          if (outlet === 'DC50' && chademoSite) {
-            connectors.push(connector(2, CHADEMO));
-            if (tripleSite && op.spec.profile !== 'hpc') connectors.push(connector(3, AC43_CABLE));
-          }
-          // AFIR: ad-hoc card payment at DC chargers of 50 kW and more.
-          capabilities.push('CONTACTLESS_CARD_SUPPORT', 'CREDIT_CARD_PAYABLE');
-        }
-      }
-      if (reservable) capabilities.push('RESERVABLE');
-      const evse: OcpiEvse = {
-        uid: `${id}-${k}`,
-        evse_id: `${op.party.country_code}*${op.party.party_id}*E${pad(n, 7)}${pad(k, 2)}`,
-        status: offline ? 'UNKNOWN' : STATUSES.pick(rng),
-        capabilities,
-        connectors,
-        last_updated: lastUpdated,
-      };
-      if (outlets.length > 1) evse.physical_reference = String(k);
-      if (floor !== undefined) evse.floor_level = floor;
-      if (restriction) evse.parking_restrictions = [restriction];
-      evses.push(evse);
-    });
-    return location;
-  }
+  const ctx: CatalogueContext = { lastUpdated, places: geo(), byCountry: operatorsByCountry(operators), operatorTables: new Map() };
 
   return {
     parties: operators.map((op) => ({ ...op.party })),
@@ -1110,7 +1185,7 @@ export function generateCatalogue(options: GeneratorOptions): GeneratedCatalogue
       const rng = new Random(seed, 2);
       let batch: OcpiLocation[] = [];
       for (let n = 1; n <= count; n++) {
-        batch.push(makeLocation(rng, n));
+        batch.push(makeLocation(ctx, rng, n));
         if (batch.length === LOCATION_BATCH_SIZE) {
           yield batch;
           batch = [];

@@ -52,7 +52,25 @@ export class OcpiError extends Error {
   }
 }
 
-export const invalidParameters = (message: string) => new OcpiError(400, OCPI_STATUS.invalidParameters, message);
+// Which HTTP status an OCPI error goes with (status_codes.asciidoc):
+//   "When a message does not contain a valid JSON string, the HTTP error `400 - Bad request` MUST be returned."
+//   "If a request is syntactically valid JSON and addresses an existing resource, and comes from a sender that is
+//   successfully authenticated and authorized, this request is supposed to have reached the OCPI layer. To such a
+//   request, an HTTP error status code MUST NOT be returned."
+//   "In case of a GET request, when the resource does NOT exist, the server SHOULD return a HTTP `404 - Not Found`."
+// So: invalid JSON 400, a missing or unknown token 401 (transport_and_format), an object that does not exist 404
+// (a GET SHOULD; for other methods the resource the request addresses does not exist, so the MUST NOT does not
+// apply), and every other refusal of a request that reached the OCPI layer (2xxx, 3xxx) HTTP 200 with the code in
+// the envelope. Where a module prescribes an HTTP status (405 on credentials, 404 for an unknown token's
+// authorization, 404 with 2001 for charging preferences) the module's text wins.
+
+/** A refusal of a request that reached the OCPI layer: HTTP 200, the OCPI status code in the envelope. */
+export const ocpiLayerError = (statusCode: number, message: string) => new OcpiError(200, statusCode, message);
+/** 2001, in an HTTP 200 answer (the request reached the OCPI layer). */
+export const invalidParameters = (message: string) => ocpiLayerError(OCPI_STATUS.invalidParameters, message);
+/** A body that is not JSON: HTTP 400 (the request never reached the OCPI layer), 2001 in the envelope. */
+export const invalidJson = (message: string) => new OcpiError(400, OCPI_STATUS.invalidParameters, message);
+/** The object the request addresses does not exist: HTTP 404. */
 export const unknownObject = (message: string, statusCode: number = OCPI_STATUS.clientError) => new OcpiError(404, statusCode, message);
 
 // ---------------------------------------------------------------------------

@@ -64,6 +64,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** On a first start with an empty catalogue, generate this many locations (0: none). */
   stationsDefaultLocations: number;
+  /** Connections of this process's database pool (the built-in sandboxes have a pool of 10 of their own). */
+  databasePoolSize: number;
   stationsSeed: number;
   /** Pricing of station price groups, in euros (scaled per currency). */
   pricing: {
@@ -96,6 +98,8 @@ export interface ChargingSettings {
   jobsEnabled: boolean;
   /** A job whose worker stopped renewing its lease this long ago (a killed process) is run again. */
   jobLeaseMs: number;
+  /** Job handlers running at once in this process (they mostly wait on the processor and CPOs, not on CPU). */
+  jobConcurrency: number;
   /** Repairs of sessions and holds this often. */
   reconcileIntervalMs: number;
 }
@@ -122,6 +126,8 @@ export interface OcpiConfig {
   rateLimitPerMinute: number;
   /** Pull Locations/Tariffs/Sessions/CDRs changed since the last pull this often (0: never). */
   reconcileIntervalMs: number;
+  /** How far back a full pull of Sessions and CDRs reaches (their GET always carries date_from). */
+  pullHorizonDays: number;
   /** The built-in sandbox CPO network, started beside the service and connected through the credentials handshake. */
   cpoSandbox: { enabled: boolean; port: number; timeCompression: number; statusChangesPerSecond: number };
 }
@@ -369,6 +375,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 2_000, 0, 5_000),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1_200, 0, 2_147_483_647),
     stationsDefaultLocations: integer(env, 'STATIONS_DEFAULT_LOCATIONS', 20_000, 0, 3_000_000),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 2, 1_000),
     stationsSeed: integer(env, 'STATIONS_SEED', 1, 0, 2 ** 31 - 1),
     pricing: pricingConfig(env),
     stripe: stripeConfig(env),
@@ -380,6 +387,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       pricePolicy: oneOf(env, 'CHARGING_PRICE_POLICY', ['engine', 'cdr'] as const, 'engine'),
       jobsEnabled: boolean(env, 'JOBS_ENABLED', true),
       jobLeaseMs: integer(env, 'JOBS_LEASE_SECONDS', 30, 2, 3600) * 1000,
+      jobConcurrency: integer(env, 'JOBS_CONCURRENCY', 16, 1, 256),
       reconcileIntervalMs: integer(env, 'CHARGING_RECONCILE_SECONDS', 60, 1, 86_400) * 1000,
     },
     invoicing: {
@@ -427,6 +435,7 @@ function ocpiConfig(env: Env, mode: Config['mode']): OcpiConfig {
     // network of a million EVSEs changing 1,000 times a second (bench/stations.ts's churn rate).
     rateLimitPerMinute: integer(env, 'OCPI_RATE_LIMIT_PER_MINUTE', 120_000, 0, 2_147_483_647),
     reconcileIntervalMs: integer(env, 'OCPI_RECONCILE_INTERVAL_MS', 15 * 60_000, 0, 7 * 24 * 3_600_000),
+    pullHorizonDays: integer(env, 'OCPI_PULL_HORIZON_DAYS', 30, 1, 3_650),
     cpoSandbox: {
       enabled: boolean(env, 'CPO_SANDBOX', mode !== 'production'),
       port: integer(env, 'CPO_SANDBOX_PORT', 8444, 0, 65535),

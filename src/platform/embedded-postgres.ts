@@ -7,6 +7,7 @@
 // in-flight requests; and because the operator CLI must share the server with a
 // running service. Whoever starts the server records itself in
 // DATA_DIR/postgres.owner and is the one that stops it.
+
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -16,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from './free-port.ts';
 
 const run = promisify(execFile);
 
@@ -104,18 +106,6 @@ function spawnAs(command: string, args: string[], runAs: RunAs): Promise<{ code:
     });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? 1, output }));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
   });
 }
 

@@ -80,6 +80,15 @@ export async function enqueue(q: Queryable, job: NewJob, now: Date): Promise<{ i
   throw new Error(`could not enqueue job ${job.queue}/${key}: its key kept changing hands`);
 }
 
+/**
+ * Withdraws the queued (not yet running) job of `key` in `queue`: what it was to do is no longer needed
+ * (a start deadline once the CPO reported the session). Pass the transaction of the change that made it moot.
+ */
+export async function cancelQueued(q: Queryable, queue: string, key: string): Promise<boolean> {
+  const { rowCount } = await q.query("DELETE FROM jobs WHERE queue = $1 AND key = $2 AND state = 'queued'", [queue, key]);
+  return (rowCount ?? 0) > 0;
+}
+
 /** Deletes done jobs finished before `olderThan` (failed ones are kept for the operator); returns how many. */
 export async function purgeFinished(db: Queryable, olderThan: Date): Promise<number> {
   const result = await db.query("DELETE FROM jobs WHERE state = 'done' AND finished_at < $1", [olderThan]);

@@ -31,6 +31,12 @@ export interface Priced {
   currency: string;
   engineTotal: string;
   cdrTotal: string | null;
+  /**
+   * The CDR's total incl. VAT differs from the engine's by more than one cent, the engine having priced a tariff of
+   * the CPO's (the CDR's, else the one the session started under). Never when the engine priced our fallback
+   * tariff: the CPO published none, so its total (whatever it bills us) is not the output of a tariff we could
+   * check, and a difference says nothing about either implementation.
+   */
   mismatch: boolean;
 }
 
@@ -191,25 +197,34 @@ function startingFeeLine(fee: { price: string; vat: string }, currency: string):
   return line('starting_fee', 'Starting fee', '1', 'session', null, net.toString(), gross.toString(), currency, dec(fee.vat).toString());
 }
 
-/**
- * Prices a CDR: the engine's breakdown (or the CDR's, by policy) as rounded lines, plus the starting fee.
- * Pure: exported for tests.
- */
-export function priceCdr(session: Pick<SessionPricing, 'tariff' | 'time_zone' | 'starting_fee'>, cdr: CDR, policy: 'engine' | 'cdr'): Priced {
-  const currency = cdr.currency.toUpperCase();
+/** What the engine prices a CDR with: the CDR's tariff (else the session's), periods and times, in the location's time zone. */
+export function cdrPricingInput(session: Pick<SessionPricing, 'tariff' | 'time_zone'>, cdr: CDR): SessionToPrice {
   const tariffIds = new Set((cdr.charging_periods ?? []).map((p) => p.tariff_id).filter(Boolean));
-  const tariff = cdr.tariffs?.find((t) => tariffIds.has(t.id)) ?? cdr.tariffs?.[0] ?? session.tariff;
-  const input: SessionToPrice = {
-    tariff,
-    currency,
+  return {
+    tariff: cdr.tariffs?.find((t) => tariffIds.has(t.id)) ?? cdr.tariffs?.[0] ?? session.tariff,
+    currency: cdr.currency.toUpperCase(),
     timeZone: session.time_zone,
     start: new Date(cdr.start_date_time),
     end: new Date(cdr.end_date_time),
     periods: cdr.charging_periods ?? [],
   };
+}
+
+/** The session as priceCdr needs it; `tariff_is_fallback`: its tariff is our fallback price, not the CPO's. */
+export type SessionForCdr = Pick<SessionPricing, 'tariff' | 'time_zone' | 'starting_fee'> & { tariff_is_fallback?: boolean };
+
+/**
+ * Prices a CDR: the engine's breakdown (or the CDR's, by policy) as rounded lines, plus the starting fee.
+ * Pure: exported for tests.
+ */
+export function priceCdr(session: SessionForCdr, cdr: CDR, policy: 'engine' | 'cdr'): Priced {
+  const currency = cdr.currency.toUpperCase();
+  const input = cdrPricingInput(session, cdr);
+  const { tariff } = input;
   const engine = priceSessionExact(input);
   const cdrTotal = cdr.total_cost ? dec(cdr.total_cost.incl_vat ?? cdr.total_cost.excl_vat).toFixed(decimals(currency)) : null;
-  const mismatch = cdrTotal !== null && dec(cdrTotal).minus(engine.total_cost.incl_vat).abs().gt(ONE_CENT);
+  const ours = session.tariff_is_fallback === true && tariff === session.tariff;
+  const mismatch = cdrTotal !== null && !ours && dec(cdrTotal).minus(engine.total_cost.incl_vat).abs().gt(ONE_CENT);
   const source: Source = { tariff, input, engine, useCdr: policy === 'cdr' && cdr.total_cost !== undefined, currency };
   const lines = componentLines(source, cdr);
   reconcileTotal(source, cdr, lines);

@@ -1,10 +1,12 @@
 // The project's OCPI 2.2.1 tariff engine: what a charging session costs under
 // a Tariff (mod_tariffs.asciidoc, mod_cdrs.asciidoc "step_size"), computed
 // from the session's charging periods. The eMSP uses it to price CDRs and to
-// estimate live sessions (money as exact decimal strings: priceSessionExact);
-// the sandbox CPO uses it to price its CDRs (OCPI JSON
-// numbers: priceSession). Pure, exact decimal arithmetic (big.js); numbers
-// from OCPI objects are read through their decimal string.
+// estimate live sessions (money as exact decimal strings: priceSessionExact;
+// priceSession gives OCPI JSON numbers). The sandbox CPO deliberately bills
+// with its own implementation (src/sandbox/cpo/billing.ts), as a real CPO
+// does; test/cpo-cdr-pricing.property.test.ts checks that this engine
+// reproduces its CDRs to the cent. Pure, exact decimal arithmetic (big.js);
+// numbers from OCPI objects are read through their decimal string.
 //
 // Rules:
 // - Per dimension (ENERGY, TIME, PARKING_TIME, FLAT) the first tariff element
@@ -13,10 +15,16 @@
 //   start_time/end_time (local, [start, end), end < start wraps, end "00:00" is
 //   end of day), start_date/end_date (local, [start, end)), day_of_week (local),
 //   min/max_kwh (energy charged before the period), min/max_duration (seconds
-//   since the session started), min/max_power (the period's average charging
-//   power: ENERGY / charging time; 0 while parking), min/max_current (the
-//   period's CURRENT, else MAX_CURRENT, else MIN_CURRENT dimension; 0 when
-//   absent or parking).
+//   since the session started), min/max_power and min/max_current on the
+//   charging power and current all through the period (OCPI: the element "is/
+//   becomes active" while the EV charges with at least min_power, "MUST no
+//   longer be active when the charging power drops below"): min_power against
+//   the period's MIN_POWER, max_power against its MAX_POWER (the lowest and
+//   highest power the CPO measured in it); a period without them: its average
+//   power, ENERGY / charging time. Current likewise: MIN_CURRENT / MAX_CURRENT,
+//   else CURRENT, else the other of the two; 0 when absent. Power and current
+//   are 0 while parking. (The average alone misjudged short periods: their
+//   ENERGY, read from a meter in whole Wh, can be 0 at 3.7 kW.)
 // - Reservations: a period that carries RESERVATION_TIME and none of TIME,
 //   PARKING_TIME and ENERGY is reservation time. It is priced only by elements
 //   with a `reservation` restriction (their other restrictions apply too):
@@ -32,18 +40,29 @@
 //   (then it is parking); with both, their volumes split it. Durations come
 //   from the period timestamps, not from rounded volumes.
 // - FLAT is billed once: from the first period in which a FLAT component applies.
-// - step_size: once per session for ENERGY (total billed Wh rounded up, the
-//   extra billed at the last ENERGY component used) and once for TIME and
-//   PARKING_TIME together (the dimension of the last period with an applicable
-//   time component: its total billed seconds rounded up, the extra billed at
-//   that component's price). step_size 0 means no rounding.
-// - VAT per component (absent: no VAT, incl = excl). min_price/max_price clamp
-//   the total excl. VAT and incl. VAT separately (a bound without incl_vat
-//   scales with the session's VAT ratio).
-// - Every amount is exact until the end; each total is then rounded half-up to
-//   the currency's minor unit (2 decimals; 0 for ISK and JPY). Amounts are
-//   kept multiplied by 3600 (currency x seconds per hour) so that time prices
-//   need no division before that final, exact rounding.
+// - step_size (mod_cdrs: "only ... once per session for ENERGY and once for
+//   PARKING_TIME and TIME combined", "the step_size of the last relevant
+//   PriceComponent", "uses the total amount of a certain unit used during a
+//   session"): ENERGY's total billed Wh rounded up, the extra billed at the last
+//   ENERGY component used; for time, the dimension of the last period with an
+//   applicable time component ("when TIME and PARKING_TIME Tariff Elements are
+//   both used, step_size is only taken into account for the total parking
+//   duration"): its total billed seconds rounded up, the extra billed at that
+//   component's price. step_size 0 (OCPI requires the field and gives no
+//   minimum) means no rounding.
+// - VAT per component (absent: no VAT, incl = excl; 0 is 0 %). min_price and
+//   max_price clamp the total excl. VAT and incl. VAT separately (the notes
+//   under the Tariff object: "they both apply"). A bound without incl_vat:
+//   OCPI is silent; it scales with the session's own incl./excl. ratio.
+// - Rounding: OCPI leaves it to "applicable laws, contracts between the parties
+//   ... and the currency" (mod_tariffs NOTE); contract.md only requires money
+//   computed exactly as decimals, never binary floats. So every amount is exact
+//   until the end, and each total (total_cost and each total_*_cost on its own)
+//   is rounded half up, once, to the currency's minor unit (platform/money.ts,
+//   ISO 4217: 2 decimals, 0 for ISK and JPY); the bill's lines reconcile the
+//   parts with the total (price-cdr.ts). Amounts are kept multiplied by 3600
+//   (currency x seconds per hour) so that time prices need no division before
+//   that final, exact rounding.
 
 import Big from 'big.js';
 import type { OcpiPriceComponent, OcpiTariff, OcpiTariffRestrictions } from '../ocpi-protocol/locations-tariffs.ts';
@@ -84,6 +103,11 @@ export interface PricingContext {
   powerKw: number;
   /** Charging current summed over the phases, A (0 when not charging). */
   currentA: number;
+  /**
+   * The lowest and highest power (kW) and current (A) reached in the period, when the CPO reported them:
+   * min_power/min_current compare the lowest, max_power/max_current the highest; absent, powerKw and currentA.
+   */
+  range?: { minPowerKw?: number; maxPowerKw?: number; minCurrentA?: number; maxCurrentA?: number };
   /**
    * Set while pricing reservation time: then only elements with a `reservation`
    * restriction apply (RESERVATION_EXPIRES: those of either kind). Absent, they never apply.
@@ -148,10 +172,11 @@ export function restrictionsMatch(r: OcpiTariffRestrictions | undefined, ctx: Pr
   if (r.max_kwh !== undefined && ctx.kwh >= r.max_kwh) return false;
   if (r.min_duration !== undefined && ctx.durationS < r.min_duration) return false;
   if (r.max_duration !== undefined && ctx.durationS >= r.max_duration) return false;
-  if (r.min_power !== undefined && ctx.powerKw < r.min_power) return false;
-  if (r.max_power !== undefined && ctx.powerKw >= r.max_power) return false;
-  if (r.min_current !== undefined && ctx.currentA < r.min_current) return false;
-  if (r.max_current !== undefined && ctx.currentA >= r.max_current) return false;
+  const range = ctx.range;
+  if (r.min_power !== undefined && (range?.minPowerKw ?? ctx.powerKw) < r.min_power) return false;
+  if (r.max_power !== undefined && (range?.maxPowerKw ?? ctx.powerKw) >= r.max_power) return false;
+  if (r.min_current !== undefined && (range?.minCurrentA ?? ctx.currentA) < r.min_current) return false;
+  if (r.max_current !== undefined && (range?.maxCurrentA ?? ctx.currentA) >= r.max_current) return false;
   return true;
 }
 
@@ -179,32 +204,6 @@ export function applicableComponent(tariff: OcpiTariff, dimension: TariffDimensi
     return firstApplicable(tariff, dimension, ctx, 'RESERVATION_EXPIRES') ?? firstApplicable(tariff, dimension, ctx, 'RESERVATION');
   }
   return firstApplicable(tariff, dimension, ctx);
-}
-
-/**
- * Which elements apply to energy and time right now: the simulation starts a
- * new charging period whenever this changes, so each period has one price.
- */
-export function pricingSignature(tariff: OcpiTariff, ctx: PricingContext, charging: boolean): string {
-  const energy = applicableComponent(tariff, 'ENERGY', ctx)?.element ?? -1;
-  const time = applicableComponent(tariff, charging ? 'TIME' : 'PARKING_TIME', ctx)?.element ?? -1;
-  const flat = applicableComponent(tariff, 'FLAT', ctx)?.element ?? -1;
-  return `${energy}/${time}/${flat}`;
-}
-
-/** Session durations (s) and energies (kWh) at which some element starts or stops applying. */
-export function tariffThresholds(tariff: OcpiTariff): { durationsS: number[]; kwh: number[] } {
-  const durations = new Set<number>();
-  const kwh = new Set<number>();
-  for (const el of tariff.elements) {
-    const r = el.restrictions;
-    if (!r) continue;
-    if (r.min_duration !== undefined) durations.add(r.min_duration);
-    if (r.max_duration !== undefined) durations.add(r.max_duration);
-    if (r.min_kwh !== undefined) kwh.add(r.min_kwh);
-    if (r.max_kwh !== undefined) kwh.add(r.max_kwh);
-  }
-  return { durationsS: [...durations].sort((a, b) => a - b), kwh: [...kwh].sort((a, b) => a - b) };
 }
 
 /** Whether a tariff is valid at an instant (start_date_time inclusive, end_date_time exclusive). */
@@ -333,6 +332,25 @@ function billTime(tally: Tally, tariff: OcpiTariff, ctx: PricingContext, dimensi
   tally.lastTime = { dimension, component: c };
 }
 
+/** The power and current restrictions are evaluated against in a period (see the header); 0 while parking. */
+function periodPowerAndCurrent(period: ChargingPeriod, energy: Big, chargingS: Big): Pick<PricingContext, 'powerKw' | 'currentA' | 'range'> {
+  if (!chargingS.gt(0)) return { powerKw: 0, currentA: 0 };
+  const num = (type: string) => {
+    const v = volume(period, type);
+    return v === undefined ? undefined : Number(v.toString());
+  };
+  // Full double precision: max_power applies while the power is below the bound, however little.
+  const average = Number(energy.times(HOUR_S).div(chargingS).toString());
+  const [minPower, maxPower, minCurrent, maxCurrent, current] = ['MIN_POWER', 'MAX_POWER', 'MIN_CURRENT', 'MAX_CURRENT', 'CURRENT'].map(num);
+  const range = {
+    ...(minPower === undefined ? {} : { minPowerKw: minPower }),
+    ...(maxPower === undefined ? {} : { maxPowerKw: maxPower }),
+    ...(minCurrent === undefined ? {} : { minCurrentA: minCurrent }),
+    ...(maxCurrent === undefined ? {} : { maxCurrentA: maxCurrent }),
+  };
+  return { powerKw: average, currentA: current ?? maxCurrent ?? minCurrent ?? 0, range };
+}
+
 /** A session period: energy, charging time, parking time and the session's FLAT fee. */
 function billSessionPeriod(
   tally: Tally,
@@ -358,16 +376,12 @@ function billSessionPeriod(
     chargingS = durationS;
     parkingS = ZERO;
   }
-  // Full double precision: max_power applies while the power is below the bound, however little.
-  const powerKw = chargingS.gt(0) ? Number(energy.times(HOUR_S).div(chargingS).toString()) : 0;
-  const current = volume(period, 'CURRENT') ?? volume(period, 'MAX_CURRENT') ?? volume(period, 'MIN_CURRENT');
   const ctx: PricingContext = {
     at,
     timeZone,
     kwh: Number(tally.totalEnergy.toString()),
     durationS: sinceStartS,
-    powerKw,
-    currentA: chargingS.gt(0) && current ? Number(current.toString()) : 0,
+    ...periodPowerAndCurrent(period, energy, chargingS),
   };
   tally.totalEnergy = tally.totalEnergy.plus(energy);
   tally.totalParkingS = tally.totalParkingS.plus(parkingS);
@@ -500,7 +514,7 @@ function breakdown<M, V>(
   return costs;
 }
 
-/** The session's costs as OCPI JSON numbers (the sandbox CPO's CDRs and Sessions). */
+/** The session's costs as OCPI JSON numbers. */
 export function priceSession(input: SessionToPrice): SessionCosts {
   return breakdown<number, number>(
     computeCosts(input),

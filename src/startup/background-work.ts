@@ -18,6 +18,7 @@ export function startJobs({ config, log, clock, stops }: StartupContext, { db, m
       clock,
       handlers: modules.jobHandlers,
       leaseMs: config.charging.jobLeaseMs,
+      concurrency: config.charging.jobConcurrency,
       log: (level, message, fields) => jobLog[level](fields ?? {}, message),
     });
     jobs.start();

@@ -23,11 +23,24 @@ export async function startDatabaseServer({ config, log, stops }: StartupContext
 }
 
 /** The pool (its errors counted in the metrics, if any), migrated. */
-export async function openDatabase({ log, stops }: StartupContext, url: string, metrics: Metrics | undefined): Promise<Database> {
-  const db = createDatabase(url, { max: 20, onError: metrics?.databaseError });
+export async function openDatabase({ config, log, stops }: StartupContext, url: string, metrics: Metrics | undefined): Promise<Database> {
+  const db = createDatabase(url, { max: config.databasePoolSize, onError: metrics?.databaseError });
   stops.add('database pool', () => db.close());
 
   const migrations = await migrate(db);
   if (migrations.applied.length > 0) log.info({ applied: migrations.applied }, 'database migrations applied');
   return db;
+}
+
+/**
+ * The built-in sandboxes (the Stripe stand-in and the CPO network) stand for systems outside the service:
+ * they get a pool of their own, so their work never waits for the service's connections nor holds them
+ * (sharing one pool of 20, the API waited for a connection behind them: 88 requests waiting on average at 100
+ * concurrent charging sessions). The service's own pool when no sandbox runs.
+ */
+export function openSandboxDatabase({ config, stops }: StartupContext, url: string, db: Database): Database {
+  if (!config.stripe.sandbox && !config.ocpi.cpoSandbox.enabled) return db;
+  const sandboxDb = createDatabase(url, { max: 10, applicationName: 'charging-access-sandboxes' });
+  stops.add('sandbox database pool', () => sandboxDb.close());
+  return sandboxDb;
 }

@@ -1,6 +1,6 @@
 // `charging-access cpo ...`: the OCPI connections to CPOs (connect, invite, list, disconnect, sync, rotate).
 import type { Connection } from '../../modules/ocpi/repository.ts';
-import type { SyncProgress } from '../../modules/ocpi/sync.ts';
+import type { SyncCounts, SyncProgress } from '../../modules/ocpi/sync.ts';
 import type { Progress } from '../../modules/stations/loader.ts';
 import type { CommandLine } from '../command-line.ts';
 import { print, progress } from '../output.ts';
@@ -10,6 +10,11 @@ import { ocpiOf, type Session } from '../session.ts';
 function connectionView(c: Connection) {
   const cpo = c.roles.find((r) => r.role === 'CPO');
   return { name: c.name, country_code: cpo?.country_code ?? null, party_id: cpo?.party_id ?? null, status: c.status, versions_url: c.versions_url };
+}
+
+/** Modules a pull could not get (the others were pulled): one line each on stderr. */
+function reportFailedModules(counts: SyncCounts): void {
+  for (const f of counts.failed) process.stderr.write(`could not pull ${f.module} (pulled again next time): ${f.reason}\n`);
 }
 
 function syncProgress(): SyncProgress | undefined {
@@ -31,6 +36,7 @@ export async function cpoConnect(session: Session, { values, json }: CommandLine
   });
   process.stderr.write(`connected to ${connection.name}; pulling its tariffs and locations\n`);
   const counts = await ocpi.sync.syncConnection(connection, { full: true, onProgress: syncProgress() });
+  reportFailedModules(counts);
   print(
     json,
     { ...connectionView(connection), synced: counts },
@@ -72,6 +78,8 @@ export async function cpoSync(session: Session, { arg, values, json }: CommandLi
   const connection = await ocpi.connections.findByName(arg as string);
   if (connection?.status !== 'connected') throw new Error(`no connected CPO named ${arg}`);
   const counts = await ocpi.sync.syncConnection(connection, { full: values.full ?? false, onProgress: syncProgress() });
+  reportFailedModules(counts);
+  if (counts.failed.length > 0) process.exitCode = 1;
   print(
     json,
     counts,

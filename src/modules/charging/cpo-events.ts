@@ -6,7 +6,7 @@ import type { Session as OcpiSession } from '../../ocpi-protocol/sessions.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { estimateCost } from '../../pricing/session-prices.ts';
 import { type ChargingContext, UUID } from './context.ts';
-import { CHARGING_QUEUES, fail, queueForSession, queueRelease } from './jobs.ts';
+import { CHARGING_QUEUES, cancelStartDeadline, fail, queueForSession, queueRelease } from './jobs.ts';
 import * as repo from './repository.ts';
 import { changeStatus, FAILURES, type SessionEvent } from './state.ts';
 
@@ -87,6 +87,8 @@ export async function sessionChanged(ctx: ChargingContext, tx: Queryable, ocpi: 
     ctx.log?.warn({ session_id: row.id, err: error }, 'estimating the session cost failed');
   }
   if (ocpi.end_date_time) changes.end_time = new Date(ocpi.end_date_time);
+  // The CPO reported the session: the start deadline has done its part.
+  if (!row.ocpi_session_id) await cancelStartDeadline(tx, row.id);
   const event = eventOf(ocpi, row);
   if (event === 'invalidReported') {
     await changeStatus(ctx, tx, row.id, event, { ...changes, start_step: 'ended', failure_reason: FAILURES.invalid });

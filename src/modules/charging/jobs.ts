@@ -2,7 +2,7 @@
 // and STOP_SESSION for sessions that run when they should not. Each is idempotent and retried until it succeeds.
 import type { Queryable } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
-import { enqueue } from '../../platform/jobs.ts';
+import { cancelQueued, enqueue } from '../../platform/jobs.ts';
 import { INVOICING_QUEUES } from '../invoicing/queues.ts';
 import type { ChargingContext } from './context.ts';
 import * as repo from './repository.ts';
@@ -29,6 +29,12 @@ export function queueForSession(
   return enqueue(q, { queue, payload: { session_id: sessionId }, key: sessionId, ...options }, ctx.clock.now());
 }
 
+/**
+ * The start is settled (the CPO reported the session, or it failed): its deadline job goes, so sessions that
+ * start do not leave a job each to wake up for nothing after the start timeout.
+ */
+export const cancelStartDeadline = (q: Queryable, sessionId: string) => cancelQueued(q, CHARGING_QUEUES.startDeadline, sessionId);
+
 export const queueRelease = (ctx: Pick<ChargingContext, 'clock'>, q: Queryable, sessionId: string) =>
   queueForSession(ctx, q, CHARGING_QUEUES.releaseHold, sessionId, { maxAttempts: 50 });
 
@@ -41,6 +47,7 @@ export async function fail(
   options: { release?: boolean } = {},
 ): Promise<repo.SessionRow | undefined> {
   const failed = await changeStatus(ctx, q, id, 'startFailed', { start_step: 'ended', failure_reason: reason });
+  if (failed) await cancelStartDeadline(q, failed.id);
   if (failed && options.release !== false) await queueRelease(ctx, q, failed.id);
   return failed;
 }

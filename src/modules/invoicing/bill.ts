@@ -202,6 +202,8 @@ async function issue(ctx: InvoicingContext, session: SessionRow, bill: repo.Bill
   await db.transaction(async (tx) => {
     const locked = await repo.findBill(tx, session.id, { forUpdate: true });
     if (locked?.step !== 'settled') return;
+    await repo.markBillInvoiced(tx, session.id, now);
+    // The number last: its counter row is locked from here to the commit (every invoice of the issuer waits for it).
     const number = await repo.nextInvoiceNumber(tx, config.numberPrefix);
     const document = invoiceDocument(config, session, billing, locked, invoiceNumberText(config.numberPrefix, number), now);
     await repo.insertInvoice(tx, {
@@ -220,6 +222,5 @@ async function issue(ctx: InvoicingContext, session: SessionRow, bill: repo.Bill
       document: { ...document, issueDate: now.toISOString() },
       issued_at: now,
     });
-    await repo.markBillInvoiced(tx, session.id, now);
   });
 }

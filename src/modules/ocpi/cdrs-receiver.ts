@@ -6,8 +6,11 @@ import { type CDR, parseCdr } from '../../ocpi-protocol/validate.ts';
 import { locationKey, ok, type PartyPath, type ReceiversContext, requireParty } from './receiver-context.ts';
 import * as repo from './repository.ts';
 
-/** Stores a CDR once; returns the URL of our copy (the Location header). A repeated POST is acknowledged, not stored again. */
-export async function postCdr(ctx: ReceiversContext, connection: repo.Connection, body: unknown): Promise<string> {
+/**
+ * Stores a CDR once; returns the URL of our copy (the Location header) and whether it was new (answered 201). A
+ * repeated POST is acknowledged, not stored again.
+ */
+export async function postCdr(ctx: ReceiversContext, connection: repo.Connection, body: unknown): Promise<{ location: string; created: boolean }> {
   const { db, clock } = ctx;
   const cdr = ok(parseCdr(body), 'CDR');
   const party = { country_code: cdr.country_code.toUpperCase(), party_id: cdr.party_id.toUpperCase() };
@@ -27,7 +30,8 @@ export async function postCdr(ctx: ReceiversContext, connection: repo.Connection
     const existing = await repo.findCdr(db, { ...party, id: cdr.id });
     if (existing && existing.connection_id !== connection.id) throw new OcpiError(404, OCPI_STATUS.clientError, `CDR ${cdr.id} belongs to another connection`);
   }
-  return `${ctx.ocpiBaseUrl}/2.2.1/cdrs/${encodeURIComponent(party.country_code)}/${encodeURIComponent(party.party_id)}/${encodeURIComponent(cdr.id)}`;
+  const location = `${ctx.ocpiBaseUrl}/2.2.1/cdrs/${encodeURIComponent(party.country_code)}/${encodeURIComponent(party.party_id)}/${encodeURIComponent(cdr.id)}`;
+  return { location, created: inserted };
 }
 
 export async function getCdr(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, cdrId: string) {

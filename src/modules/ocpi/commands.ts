@@ -62,6 +62,8 @@ export function createCommands(deps: { db: Database; clock: Clock; connections: 
         url: `${url.replace(/\/+$/, '')}/${type}`,
         module: 'commands',
         body: request,
+        // To the party of the location or session the command is about.
+        headers: deps.connections.routingTo(connection, party),
         timeoutMs: deps.timeoutMs,
         retries: 0,
       });

@@ -5,7 +5,7 @@
 // the roles a peer must have, and the names connections get.
 import { randomBytes } from 'node:crypto';
 import type { OcpiCallOutcome, OcpiPeerAuth } from '../../ocpi-protocol/client.ts';
-import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { OCPI_STATUS, ocpiLayerError, type PartyRef, routingHeaders } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { ConnectionError } from './peer-versions.ts';
@@ -63,6 +63,24 @@ export function ourCredentials(ctx: ConnectionsContext, token: string) {
   };
 }
 
+/** Our party, as the OCPI-from headers of our messages name it. */
+export function ourParty(ctx: ConnectionsContext): PartyRef {
+  return { country_code: ctx.identity.countryCode, party_id: ctx.identity.partyId };
+}
+
+/**
+ * The routing headers (transport_and_format, Message Routing) of a message
+ * from us to a functional module of the connection's platform: to `to` (the
+ * party the object belongs to), else the connection's first CPO party. Never
+ * for versions or credentials: configuration modules are not routed.
+ */
+export function routingTo(ctx: ConnectionsContext, connection: Pick<repo.Connection, 'roles'>, to?: PartyRef): Record<string, string> {
+  const party = to ?? connection.roles.find((r) => r.role === 'CPO') ?? connection.roles[0];
+  const from = ourParty(ctx);
+  if (!party) return { 'OCPI-from-country-code': from.country_code, 'OCPI-from-party-id': from.party_id };
+  return routingHeaders(from, { country_code: party.country_code.toUpperCase(), party_id: party.party_id.toUpperCase() });
+}
+
 /** The observer of calls to the peer named `peer` (its connection name), when calls are observed. */
 export function observer(ctx: ConnectionsContext, peer: string): Pick<OcpiPeerAuth, 'observe'> {
   const observeCall = ctx.observeCall;
@@ -76,7 +94,7 @@ export function peerAuth(ctx: ConnectionsContext, connection: repo.Connection): 
 
 /** Roles must include a CPO, and the party the operator named if any. */
 export function checkRoles(roles: repo.PeerRole[], expectedParty: string | null): void {
-  if (!roles.some((r) => r.role === 'CPO')) throw new OcpiError(400, OCPI_STATUS.noMatchingEndpoints, 'the peer has no CPO role; we only connect to CPOs');
+  if (!roles.some((r) => r.role === 'CPO')) throw ocpiLayerError(OCPI_STATUS.noMatchingEndpoints, 'the peer has no CPO role; we only connect to CPOs');
   if (expectedParty) {
     const [cc, pid] = expectedParty.toUpperCase().split('*');
     if (!roles.some((r) => r.country_code.toUpperCase() === cc && r.party_id.toUpperCase() === pid)) {

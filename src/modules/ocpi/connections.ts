@@ -7,7 +7,9 @@
 //   peer-versions.ts        a peer's versions and endpoints as a handshake reads them; the https rule for its URLs
 //   credentials-to-cpo.ts   what we send to a CPO: `cpo connect`, `cpo rotate`, `cpo disconnect`
 //   credentials-from-cpo.ts what a CPO sends us: registration with the TOKEN_A of `cpo invite`, updates, unregistration
-import { type ConnectionsContext, type ConnectionsDeps, connectionsContext, ourCredentials, peerAuth } from './connections-context.ts';
+
+import type { PartyRef } from '../../ocpi-protocol/transport.ts';
+import { type ConnectionsContext, type ConnectionsDeps, connectionsContext, ourCredentials, ourParty, peerAuth, routingTo } from './connections-context.ts';
 import { invite, register, unregister, update } from './credentials-from-cpo.ts';
 import { connect, disconnect, rotate } from './credentials-to-cpo.ts';
 import { OCPI_VERSION } from './peer-versions.ts';
@@ -16,10 +18,13 @@ import * as repo from './repository.ts';
 export { newCredentialsToken, type OcpiIdentity } from './connections-context.ts';
 export { ConnectionError, checkPeerUrl, endpointOf, fetchPeerVersion, OCPI_VERSION, type PeerVersion } from './peer-versions.ts';
 
-/** The modules we implement, with our role in each. */
+/**
+ * The modules we implement, with our role in each. Credentials once, as SENDER (version_information_endpoint: "for
+ * the `credentials` module, the value of the role property is not relevant as this module is the same for all roles.
+ * It is advised to send "SENDER" as the InterfaceRole for one's own credentials endpoint").
+ */
 export const OUR_ENDPOINTS: readonly { identifier: string; role: 'SENDER' | 'RECEIVER'; path: string }[] = [
   { identifier: 'credentials', role: 'SENDER', path: 'credentials' },
-  { identifier: 'credentials', role: 'RECEIVER', path: 'credentials' },
   { identifier: 'locations', role: 'RECEIVER', path: 'locations' },
   { identifier: 'tariffs', role: 'RECEIVER', path: 'tariffs' },
   { identifier: 'sessions', role: 'RECEIVER', path: 'sessions' },
@@ -48,6 +53,10 @@ export function createConnections(deps: ConnectionsDeps) {
     versionsUrl: ctx.versionsUrl,
     ourCredentials: (token: string) => ourCredentials(ctx, token),
     peerAuth: (connection: repo.Connection) => peerAuth(ctx, connection),
+    /** Our party (the OCPI-from headers of what we send and answer on functional modules). */
+    ourParty: () => ourParty(ctx),
+    /** Routing headers of a call to a functional module of the connection: to `to`, else its first CPO party. */
+    routingTo: (connection: Pick<repo.Connection, 'roles'>, to?: PartyRef) => routingTo(ctx, connection, to),
 
     versions: () => [{ version: OCPI_VERSION, url: `${identity.baseUrl}/${OCPI_VERSION}` }],
     versionDetails: () => ({

@@ -5,7 +5,7 @@
 // new TOKEN_C.
 import { randomUUID } from 'node:crypto';
 import { OcpiTransportError } from '../../ocpi-protocol/client.ts';
-import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { invalidParameters, OCPI_STATUS, OcpiError, ocpiLayerError } from '../../ocpi-protocol/transport.ts';
 import { parseCredentials } from '../../ocpi-protocol/validate.ts';
 import { type ConnectionsContext, checkRoles, nameFromRoles, newCredentialsToken, observer, ourCredentials, uniqueName } from './connections-context.ts';
 import { ConnectionError, describe, fetchPeerVersion, type PeerVersion } from './peer-versions.ts';
@@ -56,7 +56,7 @@ export async function unregister(ctx: ConnectionsContext, connection: repo.Conne
 async function exchange(ctx: ConnectionsContext, connection: repo.Connection, body: unknown, rawTokenUsed: boolean) {
   const { db, clock } = ctx;
   const credentials = parseCredentials(body);
-  if (!credentials.ok) throw new OcpiError(400, OCPI_STATUS.invalidParameters, `credentials: ${describe(credentials.errors)}`);
+  if (!credentials.ok) throw invalidParameters(`credentials: ${describe(credentials.errors)}`);
   const roles = credentials.value.roles as repo.PeerRole[];
   checkRoles(roles, connection.expected_party);
   // A peer that sent its TOKEN_A unencoded is an OCPI 2.1.1/2.2 implementation: answer it in kind.
@@ -71,7 +71,7 @@ async function exchange(ctx: ConnectionsContext, connection: repo.Connection, bo
   } catch (error) {
     if (error instanceof OcpiError) throw error;
     const reason = error instanceof OcpiTransportError || error instanceof ConnectionError ? error.message : 'unexpected error';
-    throw new OcpiError(400, OCPI_STATUS.unableToUseClientApi, `cannot use your API: ${reason}`);
+    throw ocpiLayerError(OCPI_STATUS.unableToUseClientApi, `cannot use your API: ${reason}`);
   }
   const tokenC = newCredentialsToken();
   const name = connection.name.startsWith('invited-') ? await uniqueName(ctx, nameFromRoles(roles), connection.id) : connection.name;
@@ -98,7 +98,7 @@ async function exchange(ctx: ConnectionsContext, connection: repo.Connection, bo
       );
     })
     .catch((error: unknown) => {
-      if (error instanceof repo.PartyTakenError) throw new OcpiError(400, OCPI_STATUS.clientError, `roles: ${error.message}`);
+      if (error instanceof repo.PartyTakenError) throw ocpiLayerError(OCPI_STATUS.clientError, `roles: ${error.message}`);
       throw error;
     });
   ctx.cache.clear();

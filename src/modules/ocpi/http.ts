@@ -1,9 +1,12 @@
 // The OCPI edge of the service: every answer is the OCPI envelope, every
 // request is authenticated by a credentials token that names a connection,
 // errors carry OCPI status codes, and request/correlation ids are echoed.
+// Requests to functional modules may name their party in the OCPI-from
+// routing headers (it must be one the connection holds); our answers to them
+// carry the routing headers back (from: us, to: the requesting party).
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { envelope, HEADER, OCPI_STATUS, OcpiError, tokenCandidates } from '../../ocpi-protocol/transport.ts';
+import { envelope, HEADER, invalidParameters, OCPI_STATUS, OcpiError, type PartyRef, routingHeaders, tokenCandidates } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isDatabaseUnavailable } from '../../platform/db.ts';
 import { setRateLimitHeaders } from '../../platform/http/rate-limit.ts';
@@ -18,6 +21,8 @@ declare module 'fastify' {
     ocpiToken?: string;
     /** The peer sent its token unencoded (an OCPI 2.1.1/2.2 habit). */
     ocpiRawToken?: boolean;
+    /** The party of the connection a functional module's request comes from, when its OCPI-from headers name one. */
+    ocpiParty?: PartyRef;
   }
 }
 
@@ -31,14 +36,68 @@ const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Which routes a TOKEN_A (before registration) may use. */
 export type TokenAccess = 'registration' | 'registered';
 
+const COUNTRY_CODE = /^[A-Za-z]{2}$/;
+const PARTY_ID = /^[A-Za-z0-9]{3}$/;
+
+/** The party a request's OCPI-from headers name, when both are there and well-formed. */
+function fromHeaders(request: FastifyRequest): PartyRef | undefined {
+  const cc = request.headers[HEADER.fromCountryCode];
+  const pid = request.headers[HEADER.fromPartyId];
+  return typeof cc === 'string' && typeof pid === 'string' && COUNTRY_CODE.test(cc) && PARTY_ID.test(pid)
+    ? { country_code: cc.toUpperCase(), party_id: pid.toUpperCase() }
+    : undefined;
+}
+
+/**
+ * The requesting party of a functional module's request: the one its
+ * OCPI-from headers name, which must be a party the connection holds (2001
+ * otherwise: the request names a sender this token does not speak for); none
+ * when the headers are absent (a peer-to-peer platform may leave them out).
+ */
+function requestingParty(request: FastifyRequest, connection: Connection): PartyRef | undefined {
+  const present = request.headers[HEADER.fromCountryCode] !== undefined || request.headers[HEADER.fromPartyId] !== undefined;
+  if (!present) return undefined;
+  const party = fromHeaders(request);
+  if (!party) throw invalidParameters('OCPI-from-country-code and OCPI-from-party-id must both name a party (2 letters, 3 letters or digits)');
+  const held = connection.roles.some((r) => r.country_code.toUpperCase() === party.country_code && r.party_id.toUpperCase() === party.party_id);
+  if (!held) throw invalidParameters(`OCPI-from names ${party.country_code}*${party.party_id}, a party this connection does not hold`);
+  return party;
+}
+
+/** Whether a request is for a functional module (routed): a known route that is not versions or credentials. */
+function isFunctionalRoute(request: FastifyRequest): boolean {
+  const config = request.routeOptions.config as { ocpiAccess?: TokenAccess } | undefined;
+  return request.routeOptions.url !== undefined && (config?.ocpiAccess ?? 'registered') === 'registered';
+}
+
+/**
+ * The party our answer goes to (its OCPI-to headers): the requesting party as
+ * its OCPI-from headers name it (the mirror the spec's "Direct response"
+ * asks for), else the connection's party of the URL, else its first CPO party.
+ */
+function answerTo(request: FastifyRequest): PartyRef | undefined {
+  const named = request.ocpiParty ?? fromHeaders(request);
+  if (named) return named;
+  const roles = request.ocpiConnection?.roles ?? [];
+  const params = request.params as { country_code?: unknown; party_id?: unknown } | undefined;
+  const cc = typeof params?.country_code === 'string' ? params.country_code.toUpperCase() : undefined;
+  const pid = typeof params?.party_id === 'string' ? params.party_id.toUpperCase() : undefined;
+  const role = roles.find((r) => r.country_code.toUpperCase() === cc && r.party_id.toUpperCase() === pid) ?? roles.find((r) => r.role === 'CPO') ?? roles[0];
+  return role ? { country_code: role.country_code.toUpperCase(), party_id: role.party_id.toUpperCase() } : undefined;
+}
+
 /**
  * Installs authentication, the envelope error handler and the 404 handler on
  * an encapsulated Fastify context (the /ocpi prefix).
  */
-export function installOcpiEdge(app: FastifyInstance, deps: { auth: OcpiAuth; clock: Clock; rateLimit?: { limiter: RateLimiter; perMinute: number } }): void {
+export function installOcpiEdge(
+  app: FastifyInstance,
+  deps: { auth: OcpiAuth; clock: Clock; us: PartyRef; rateLimit?: { limiter: RateLimiter; perMinute: number } },
+): void {
   app.decorateRequest('ocpiConnection', undefined);
   app.decorateRequest('ocpiToken', undefined);
   app.decorateRequest('ocpiRawToken', false);
+  app.decorateRequest('ocpiParty', undefined);
 
   app.addHook('onRequest', async (request, reply) => {
     const correlation = request.headers[HEADER.correlationId];
@@ -82,12 +141,27 @@ export function installOcpiEdge(app: FastifyInstance, deps: { auth: OcpiAuth; cl
     if (access === 'registered' && connection.incoming_token_kind !== 'C') {
       throw new OcpiError(401, OCPI_STATUS.clientError, 'This token only allows the versions and credentials modules; register first');
     }
+    if (access === 'registered') {
+      const party = requestingParty(request, connection);
+      if (party) request.ocpiParty = party;
+    }
+  });
+
+  // Answers of functional modules carry the routing headers: from us, to the requesting party.
+  // (Versions and credentials are configuration modules: "routing headers SHALL NOT be used with these modules".)
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!isFunctionalRoute(request)) return payload;
+    const to = answerTo(request);
+    const headers = to ? routingHeaders(deps.us, to) : { 'OCPI-from-country-code': deps.us.country_code, 'OCPI-from-party-id': deps.us.party_id };
+    void reply.headers(headers);
+    return payload;
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof OcpiError) {
-      // Refusals of a bad token or of a peer over its rate limit come in floods: not logged one by one.
-      if (error.httpStatus >= 400 && error.httpStatus !== 401 && error.httpStatus !== 429) {
+      // Every refusal is logged (most are HTTP 200 with a 2xxx/3xxx code), except those of a bad token or of a peer
+      // over its rate limit: they come in floods.
+      if (error.httpStatus !== 401 && error.httpStatus !== 429) {
         request.log.info({ ocpi_status: error.statusCode, peer_request_id: request.id, reason: error.message }, 'OCPI request refused');
       }
       return sendOcpi(reply, deps.clock, error.httpStatus, undefined, error.statusCode, error.message);

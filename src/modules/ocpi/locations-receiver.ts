@@ -27,7 +27,7 @@ export async function getLocation(
   evseUid?: string,
   connectorId?: string,
 ): Promise<unknown> {
-  await requireParty(ctx, connection, party);
+  await requireParty(ctx, connection, party, 'read');
   const location = await ctx.ingestion.findLocation(locationKey(party, locationId));
   if (!location) throw unknownLocation(locationId);
   if (evseUid === undefined) return location;
@@ -39,6 +39,7 @@ export async function getLocation(
   return connector;
 }
 
+/** Stores a pushed Location, EVSE or Connector; true when that object was new (answered 201). */
 export async function putLocation(
   ctx: ReceiversContext,
   connection: repo.Connection,
@@ -47,31 +48,37 @@ export async function putLocation(
   evseUid: string | undefined,
   connectorId: string | undefined,
   body: unknown,
-) {
+): Promise<boolean> {
   const { ingestion } = ctx;
   await requireParty(ctx, connection, party);
   const object = requireObject(body);
   const key = locationKey(party, locationId);
+  // Whether the object PUT was new: decided on the row as read under its lock, inside changeLocation.
+  let created = false;
   try {
     if (evseUid === undefined) {
       checkOwnKey(object, party, locationId);
       const location = { ...object, country_code: key.country_code, party_id: key.party_id, id: locationId };
-      await ingestion.changeLocation(key, () => location);
-      return;
+      await ingestion.changeLocation(key, (stored) => {
+        created = stored === undefined;
+        return location;
+      });
+      return created;
     }
     if (connectorId === undefined) {
       checkMatches(object, 'uid', evseUid);
       const evse = { ...object, uid: evseUid } as unknown as OcpiEvse;
-      const result = await ingestion.changeLocation(key, (stored) => {
+      await ingestion.changeLocation(key, (stored) => {
         if (!stored) throw unknownLocation(locationId);
         const evses = [...(stored.evses ?? [])];
         const at = evses.findIndex((e) => e.uid === evseUid);
+        created = at < 0;
         if (at >= 0 && Date.parse((evses[at] as OcpiEvse).last_updated) > Date.parse(String(evse.last_updated))) return undefined;
         if (at >= 0) evses[at] = evse;
         else evses.push(evse);
         return { ...stored, evses, last_updated: newer(stored.last_updated, String(evse.last_updated)) };
       });
-      return result;
+      return created;
     }
     checkMatches(object, 'id', connectorId);
     const connector = { ...object, id: connectorId } as unknown as OcpiConnector;
@@ -80,6 +87,7 @@ export async function putLocation(
       if (!stored || !evse) throw unknownLocation(stored ? `${locationId}/${evseUid}` : locationId);
       const connectors = [...evse.connectors];
       const at = connectors.findIndex((c) => c.id === connectorId);
+      created = at < 0;
       const stamp = String(connector.last_updated);
       // As for an EVSE: a stored connector newer than the one PUT is kept (a late retry must not undo a change).
       if (at >= 0 && Date.parse((connectors[at] as OcpiConnector).last_updated) > Date.parse(stamp)) return undefined;
@@ -88,8 +96,9 @@ export async function putLocation(
       const changed: OcpiEvse = { ...evse, connectors, last_updated: newer(evse.last_updated, stamp) };
       return { ...stored, evses: (stored.evses ?? []).map((e) => (e.uid === evseUid ? changed : e)), last_updated: newer(stored.last_updated, stamp) };
     });
+    return created;
   } catch (error) {
-    invalid(error);
+    return invalid(error);
   }
 }
 

@@ -4,7 +4,7 @@
 // to a peer fails on our side (the CLI shows its message).
 import { isIP } from 'node:net';
 import { type OcpiPeerAuth, ocpiData } from '../../ocpi-protocol/client.ts';
-import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { OCPI_STATUS, ocpiLayerError } from '../../ocpi-protocol/transport.ts';
 import { parseVersionDetails, parseVersions } from '../../ocpi-protocol/validate.ts';
 import type * as repo from './repository.ts';
 
@@ -47,8 +47,7 @@ export async function fetchPeerVersion(auth: OcpiPeerAuth, versionsUrl: string, 
   if (!versions.ok) throw new ConnectionError(`the peer's version list is not valid OCPI: ${describe(versions.errors)}`);
   const chosen = versions.value.find((v) => v.version === OCPI_VERSION);
   if (!chosen) {
-    throw new OcpiError(
-      400,
+    throw ocpiLayerError(
       OCPI_STATUS.unsupportedVersion,
       `no common OCPI version: the peer offers ${versions.value.map((v) => v.version).join(', ') || 'none'}, we speak ${OCPI_VERSION}`,
     );
@@ -65,7 +64,7 @@ export async function fetchPeerVersion(auth: OcpiPeerAuth, versionsUrl: string, 
     url: checkPeerUrl(new URL(e.url, detailsUrl).toString(), `The ${e.identifier} endpoint`).toString(),
   }));
   if (!endpoints.some((e) => e.identifier === 'credentials')) {
-    throw new OcpiError(400, OCPI_STATUS.noMatchingEndpoints, 'the peer lists no credentials endpoint');
+    throw ocpiLayerError(OCPI_STATUS.noMatchingEndpoints, 'the peer lists no credentials endpoint');
   }
   return { versions_url: versionsUrl, version: OCPI_VERSION, endpoints };
 }

@@ -20,6 +20,8 @@ export interface PushDeliveryDeps {
   db: Database;
   clock: Clock;
   auth: (connection: repo.Connection) => OcpiPeerAuth;
+  /** The routing headers of a push to the connection (from us, to its party). */
+  routing?: (connection: repo.Connection) => Record<string, string>;
   timeoutMs: number;
   log?: (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) => void;
   /** Pushes claimed per statement (default 500). */
@@ -52,6 +54,7 @@ async function sendOne(deps: PushDeliveryDeps, connection: repo.Connection, base
       url: `${base.replace(/\/+$/, '')}${item.path}`,
       module: item.module,
       body: item.body ?? undefined,
+      ...(deps.routing ? { headers: deps.routing(connection) } : {}),
       timeoutMs: deps.timeoutMs,
       retries: 0,
       ...(deps.signal ? { signal: deps.signal } : {}),

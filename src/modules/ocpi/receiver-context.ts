@@ -87,10 +87,18 @@ export function ok<T>(result: { ok: true; value: T } | { ok: false; errors: { pa
   );
 }
 
-export async function requireParty(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath): Promise<void> {
-  if (!(await repo.connectionOwnsParty(ctx.db, connection.id, party.country_code, party.party_id))) {
-    throw new OcpiError(404, OCPI_STATUS.clientError, `Party ${party.country_code}*${party.party_id} is not registered on this connection`);
-  }
+/**
+ * The connection must hold the party of the object. A push (PUT, PATCH, POST, DELETE) for another party reached the
+ * OCPI layer (valid JSON, authenticated, on an endpoint that exists): refused with 2001 in an HTTP 200 answer
+ * (status_codes), its country_code/party_id being parameters this client may not use. A read of another party's
+ * object is 404, as transport_and_format allows ("it is allowed to respond with an HTTP `404` status code, this way
+ * blocking client access to objects that do not belong to them").
+ */
+export async function requireParty(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, access: 'read' | 'write' = 'write'): Promise<void> {
+  if (await repo.connectionOwnsParty(ctx.db, connection.id, party.country_code, party.party_id)) return;
+  const who = `${party.country_code.toUpperCase()}*${party.party_id.toUpperCase()}`;
+  if (access === 'read') throw new OcpiError(404, OCPI_STATUS.clientError, `Party ${who} is not registered on this connection`);
+  throw invalidParameters(`${who} is not a party of this connection (its credentials roles)`);
 }
 
 // country_code and party_id are case-insensitive (CiString): stored upper-case.

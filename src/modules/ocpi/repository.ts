@@ -187,8 +187,25 @@ export async function setRawTokens(db: Queryable, id: string, rawTokens: boolean
   await db.query('UPDATE ocpi_connections SET raw_tokens = $2 WHERE id = $1', [id, rawTokens]);
 }
 
+/** The last pull in which every module succeeded. */
 export async function markSynced(db: Queryable, id: string, at: Date): Promise<void> {
   await db.query('UPDATE ocpi_connections SET last_synced_at = $2 WHERE id = $1', [id, at]);
+}
+
+/** Where the pull of each module of a connection stands (when its last successful pull started). */
+export async function syncPositions(db: Queryable, connectionId: string): Promise<Map<string, Date>> {
+  const { rows } = await db.query<{ module: string; synced_at: Date }>('SELECT module, synced_at FROM ocpi_sync_positions WHERE connection_id = $1', [
+    connectionId,
+  ]);
+  return new Map(rows.map((r) => [r.module, r.synced_at]));
+}
+
+export async function markModuleSynced(db: Queryable, connectionId: string, module: string, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO ocpi_sync_positions (connection_id, module, synced_at) VALUES ($1, $2, $3)
+     ON CONFLICT (connection_id, module) DO UPDATE SET synced_at = EXCLUDED.synced_at`,
+    [connectionId, module, at],
+  );
 }
 
 /** True when the connection speaks for this party in this role. */
@@ -227,20 +244,22 @@ export async function findSession(
   return rows[0];
 }
 
-/** Stores a whole session unless a newer one is stored; true when written. */
+/** Stores a whole session unless a newer one is stored: 'created' (a new session), 'updated', or false (not written). */
 export async function upsertSession(
   db: Queryable,
   connectionId: string,
   session: { country_code: string; party_id: string; id: string; status: string; authorization_reference?: string; last_updated: string },
   at: Date,
-): Promise<boolean> {
-  const { rowCount } = await db.query(
+): Promise<'created' | 'updated' | false> {
+  // xmax is 0 on a row this statement inserted, the updating transaction's id on one it updated.
+  const { rows } = await db.query<{ created: boolean }>(
     `INSERT INTO ocpi_sessions (country_code, party_id, id, connection_id, status, authorization_reference, data, last_updated, received_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      ON CONFLICT (country_code, party_id, id) DO UPDATE
        SET status = EXCLUDED.status, authorization_reference = EXCLUDED.authorization_reference, data = EXCLUDED.data,
            last_updated = EXCLUDED.last_updated, received_at = EXCLUDED.received_at
-       WHERE ocpi_sessions.last_updated <= EXCLUDED.last_updated AND ocpi_sessions.connection_id = EXCLUDED.connection_id`,
+       WHERE ocpi_sessions.last_updated <= EXCLUDED.last_updated AND ocpi_sessions.connection_id = EXCLUDED.connection_id
+     RETURNING (xmax = 0) AS created`,
     [
       session.country_code,
       session.party_id,
@@ -253,7 +272,8 @@ export async function upsertSession(
       at,
     ],
   );
-  return rowCount === 1;
+  const row = rows[0];
+  return row === undefined ? false : row.created ? 'created' : 'updated';
 }
 
 // ---------------------------------------------------------------------------

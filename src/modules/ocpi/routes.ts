@@ -30,10 +30,13 @@ const partyOf = (p: Params) => ({ country_code: p.country_code as string, party_
 export function ocpiRoutes(deps: OcpiRoutesDeps) {
   const { clock, connections, receivers } = deps;
   return async (app: FastifyInstance) => {
-    installOcpiEdge(app, { auth: connections, clock, ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}) });
+    installOcpiEdge(app, { auth: connections, clock, us: connections.ourParty(), ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}) });
     // OCPI peers send JSON; some send it as text/plain. Either is read as JSON.
     app.addContentTypeParser('text/plain', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'ignore'));
     const ok = (reply: Parameters<typeof sendOcpi>[0], data?: unknown) => sendOcpi(reply, clock, 200, data);
+    // status_codes: "HTTP `200 - Ok` when the object already existed and has successfully been updated. HTTP `201 - Created`
+    // when the object has been newly created in the server system."
+    const stored = (reply: Parameters<typeof sendOcpi>[0], created: boolean) => sendOcpi(reply, clock, created ? 201 : 200, undefined);
     const rawTokenUsed = (request: FastifyRequest) => request.ocpiRawToken === true;
 
     // Versions and credentials (a TOKEN_A is enough here)
@@ -64,8 +67,8 @@ export function ocpiRoutes(deps: OcpiRoutesDeps) {
       });
       app.put(path, async (request, reply) => {
         const p = request.params as Params;
-        await receivers.putLocation(connectionOf(request), partyOf(p), p.location_id as string, p.evse_uid, p.connector_id, request.body);
-        return ok(reply);
+        const created = await receivers.putLocation(connectionOf(request), partyOf(p), p.location_id as string, p.evse_uid, p.connector_id, request.body);
+        return stored(reply, created);
       });
       app.patch(path, async (request, reply) => {
         const p = request.params as Params;
@@ -82,8 +85,7 @@ export function ocpiRoutes(deps: OcpiRoutesDeps) {
     });
     app.put(tariffPath, async (request, reply) => {
       const p = request.params as Params;
-      await receivers.putTariff(connectionOf(request), partyOf(p), p.tariff_id as string, request.body);
-      return ok(reply);
+      return stored(reply, await receivers.putTariff(connectionOf(request), partyOf(p), p.tariff_id as string, request.body));
     });
     app.delete(tariffPath, async (request, reply) => {
       const p = request.params as Params;
@@ -99,8 +101,7 @@ export function ocpiRoutes(deps: OcpiRoutesDeps) {
     });
     app.put(sessionPath, async (request, reply) => {
       const p = request.params as Params;
-      await receivers.putSession(connectionOf(request), partyOf(p), p.session_id as string, request.body);
-      return ok(reply);
+      return stored(reply, await receivers.putSession(connectionOf(request), partyOf(p), p.session_id as string, request.body));
     });
     app.patch(sessionPath, async (request, reply) => {
       const p = request.params as Params;
@@ -110,9 +111,9 @@ export function ocpiRoutes(deps: OcpiRoutesDeps) {
 
     // CDRs receiver
     app.post('/2.2.1/cdrs', async (request, reply) => {
-      const location = await receivers.postCdr(connectionOf(request), request.body);
+      const { location, created } = await receivers.postCdr(connectionOf(request), request.body);
       void reply.header('Location', location);
-      return ok(reply);
+      return stored(reply, created);
     });
     app.get('/2.2.1/cdrs/:country_code/:party_id/:cdr_id', async (request, reply) => {
       const p = request.params as Params;

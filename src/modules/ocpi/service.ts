@@ -21,7 +21,10 @@ export type OcpiLog = (level: 'info' | 'warn' | 'error', message: string, fields
 export interface OcpiDeps {
   db: Database;
   clock: Clock;
-  config: Pick<OcpiConfig, 'countryCode' | 'partyId' | 'businessName' | 'pageLimit' | 'requestTimeoutMs' | 'reconcileIntervalMs' | 'rateLimitPerMinute'>;
+  config: Pick<
+    OcpiConfig,
+    'countryCode' | 'partyId' | 'businessName' | 'pageLimit' | 'requestTimeoutMs' | 'reconcileIntervalMs' | 'rateLimitPerMinute' | 'pullHorizonDays'
+  >;
   /** Base URL of our OCPI interface as peers reach it: <public base URL>/ocpi. */
   baseUrl: string;
   ingestion: Ingestion;
@@ -73,12 +76,15 @@ export function createOcpi(deps: OcpiDeps) {
     ingestion: deps.ingestion,
     pageLimit: config.pageLimit,
     timeoutMs: config.requestTimeoutMs,
+    horizonDays: config.pullHorizonDays,
     events,
     log: (level, message, fields) => log(level, message, fields),
   });
 
   const timers: NodeJS.Timeout[] = [];
   let pushing: Promise<unknown> | undefined;
+  // Aborted by stop(): pushes in flight are cut off and what was claimed is released (sent by the next start or another process).
+  const stopping = new AbortController();
   let reconciling: Promise<void> | undefined;
 
   const reconcileAll = async (): Promise<void> => {
@@ -92,7 +98,16 @@ export function createOcpi(deps: OcpiDeps) {
   };
 
   const deliver = () => {
-    pushing ??= deliverDuePushes({ db, clock, auth: connections.peerAuth, timeoutMs: config.requestTimeoutMs, log: (level, m, f) => log(level, m, f) })
+    if (stopping.signal.aborted) return Promise.resolve();
+    pushing ??= deliverDuePushes({
+      db,
+      clock,
+      auth: connections.peerAuth,
+      routing: (connection) => connections.routingTo(connection),
+      timeoutMs: config.requestTimeoutMs,
+      log: (level, m, f) => log(level, m, f),
+      signal: stopping.signal,
+    })
       .catch((error: Error) => log('warn', 'delivering OCPI pushes failed', { err: error.message }))
       .finally(() => {
         pushing = undefined;
@@ -156,6 +171,7 @@ export function createOcpi(deps: OcpiDeps) {
     },
     async stop(): Promise<void> {
       for (const timer of timers.splice(0)) clearInterval(timer);
+      stopping.abort();
       await pushing;
     },
   };

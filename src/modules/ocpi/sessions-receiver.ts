@@ -7,20 +7,23 @@ import { checkOwnKey, locationKey, ok, type PartyPath, type ReceiversContext, re
 import * as repo from './repository.ts';
 
 export async function getSession(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, sessionId: string) {
-  await requireParty(ctx, connection, party);
+  await requireParty(ctx, connection, party, 'read');
   const stored = await repo.findSession(ctx.db, locationKey(party, sessionId));
   if (!stored || stored.connection_id !== connection.id) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown session ${sessionId}`);
   return stored.data;
 }
 
-export async function putSession(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, sessionId: string, body: unknown) {
+/** Stores a pushed Session; true when it was new (answered 201). */
+export async function putSession(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, sessionId: string, body: unknown): Promise<boolean> {
   await requireParty(ctx, connection, party);
   const object = requireObject(body);
   checkOwnKey(object, party, sessionId);
   const key = locationKey(party, sessionId);
   const session = ok(parseSession({ ...object, ...key }), 'Session');
-  await ctx.db.transaction(async (tx) => {
-    if (await repo.upsertSession(tx, connection.id, session, ctx.clock.now())) await ctx.events?.sessionChanged?.(tx, session, connection.id);
+  return ctx.db.transaction(async (tx) => {
+    const written = await repo.upsertSession(tx, connection.id, session, ctx.clock.now());
+    if (written) await ctx.events?.sessionChanged?.(tx, session, connection.id);
+    return written === 'created';
   });
 }
 

@@ -1,10 +1,12 @@
 // How a simulated session charges (the model is described in simulation.ts):
-// the cars, the charging power and current, the simulation steps and the
-// charging periods they add up to, and what the session costs so far. Pure
-// functions of the session's row and its resolved EVSE and tariff.
+// the cars, the charging power and current, the meter steps and the charging
+// periods they add up to, and what the session costs so far (billing.ts, the
+// sandbox CPO's own billing, booked step by step). Pure functions of the
+// session's row and its resolved EVSE and tariff.
+import Big from 'big.js';
 import type { OcpiConnector } from '../../ocpi-protocol/locations-tariffs.ts';
 import { type ChargingPeriod, SESSION_ONLY_DIMENSIONS } from '../../ocpi-protocol/sessions.ts';
-import { type PricingContext, priceSession, pricingSignature, tariffThresholds } from '../../pricing/tariff-engine.ts';
+import { type Active, activeElements, activeKey, type Charges, charges, type Ledger, newLedger, record, thresholds } from './billing.ts';
 import { type Car, type EndReason, iso, type OpenPeriod, type Resolved, type Row, round, type SimState } from './simulation-context.ts';
 
 export const CARS: readonly Omit<Car, 'soc'>[] = [
@@ -31,98 +33,156 @@ function chargingPowerKw(sim: SimState): number {
   return limit * taper;
 }
 
-function periodOf(open: OpenPeriod, socPercent: number, tariffId: string | undefined): ChargingPeriod {
-  return {
-    start_date_time: iso(open.startMs),
-    dimensions: [
-      { type: 'ENERGY', volume: round(open.energyKwh, 3) },
-      { type: 'TIME', volume: round(open.chargingMs / 3_600_000, 6) },
-      { type: 'MAX_POWER', volume: round(open.maxKw, 2) },
-      { type: 'MIN_POWER', volume: round(open.minKw, 2) },
-      { type: 'MAX_CURRENT', volume: round(open.maxA, 1) },
-      { type: 'MIN_CURRENT', volume: round(open.minA, 1) },
-      { type: 'STATE_OF_CHARGE', volume: round(socPercent, 1) },
-    ],
-    ...(tariffId ? { tariff_id: tariffId } : {}),
-  };
+/**
+ * The meter's register: whole Wh charged in the session. Charging periods report ENERGY from it and billing books
+ * it, so the periods' volumes add up to exactly what was billed (the epsilon absorbs the float sum's error).
+ */
+export const registerWh = (kwh: number) => Math.floor(kwh * 1000 + 1e-6);
+
+/** Milliseconds as hours, to 6 decimals rounded half up exactly (a float's toFixed rounds 0.1512275 down). */
+export const hoursOf = (ms: number) => Number(new Big(ms).div(3_600_000).round(6, Big.roundHalfUp).toFixed(6));
+
+function periodOf(open: OpenPeriod, sim: SimState, tariffId: string | undefined): ChargingPeriod {
+  const energy = open.startWh === undefined ? round(open.energyKwh, 3) : (registerWh(sim.kwh) - open.startWh) / 1000;
+  const hours = hoursOf(open.chargingMs);
+  const dimensions: ChargingPeriod['dimensions'] = open.idle
+    ? [
+        { type: 'ENERGY', volume: energy },
+        { type: 'PARKING_TIME', volume: hours },
+      ]
+    : [
+        { type: 'ENERGY', volume: energy },
+        { type: 'TIME', volume: hours },
+        { type: 'MAX_POWER', volume: round(open.maxKw, 2) },
+        { type: 'MIN_POWER', volume: round(open.minKw, 2) },
+        { type: 'MAX_CURRENT', volume: round(open.maxA, 1) },
+        { type: 'MIN_CURRENT', volume: round(open.minA, 1) },
+      ];
+  dimensions.push({ type: 'STATE_OF_CHARGE', volume: round(sim.car.soc * 100, 1) });
+  return { start_date_time: iso(open.startMs), dimensions, ...(tariffId ? { tariff_id: tariffId } : {}) };
 }
 
 const sessionOnly = new Set<string>(SESSION_ONLY_DIMENSIONS);
 export const cdrPeriods = (periods: readonly ChargingPeriod[]): ChargingPeriod[] =>
   periods.map((p) => ({ ...p, dimensions: p.dimensions.filter((d) => !sessionOnly.has(d.type)) }));
 
-export const sumKwh = (periods: readonly ChargingPeriod[]) =>
-  round(
-    periods.reduce((sum, p) => sum + (p.dimensions.find((d) => d.type === 'ENERGY')?.volume ?? 0), 0),
-    3,
-  );
-
-function pricingContext(row: Row, atMs: number, powerKw: number): PricingContext {
-  const startMs = Date.parse(row.data.start_date_time);
-  return {
-    at: new Date(atMs),
-    timeZone: row.sim.timeZone,
-    kwh: row.sim.kwh,
-    durationS: (atMs - startMs) / 1000,
-    powerKw,
-    currentA: currentA(row.sim, powerKw),
-  };
-}
-
 export function closeOpen(row: Row, r: Resolved): void {
   const open = row.sim.open;
   if (!open) return;
   row.sim.open = null;
   if (open.chargingMs <= 0) return;
-  row.data.charging_periods = [...(row.data.charging_periods ?? []), periodOf(open, row.sim.car.soc * 100, r.tariff?.id)];
+  row.data.charging_periods = [...(row.data.charging_periods ?? []), periodOf(open, row.sim, r.tariff?.id)];
 }
 
-export function costs(row: Row, r: Resolved, endMs: number) {
-  return priceSession({
-    tariff: r.tariff,
-    currency: row.data.currency,
-    timeZone: row.sim.timeZone,
-    start: new Date(row.data.start_date_time),
-    end: new Date(endMs),
-    periods: row.data.charging_periods ?? [],
-  });
+/** The session's ledger (billing.ts), started with its first booking. */
+export function ledgerOf(sim: SimState): Ledger {
+  sim.ledger ??= newLedger();
+  return sim.ledger;
+}
+
+/** Energy charged so far, kWh: the register. */
+export const chargedKwh = (sim: SimState) => registerWh(sim.kwh) / 1000;
+
+/** What the session costs so far (or in all, once it ended): the sandbox CPO's own billing of its ledger. */
+export function costs(row: Row, r: Resolved): Charges {
+  return charges(r.tariff, row.sim.ledger ?? newLedger(), row.data.currency);
+}
+
+interface Step {
+  ms: number;
+  /** Power drawn during the step, kW (0: idle), and the energy it charges. */
+  powerKw: number;
+  energyKwh: number;
+}
+
+/**
+ * One meter step from the cursor: measures (power to 0.01 kW, current to 0.1 A), books the step under the
+ * elements active at its start, and adds it to the open charging period, closing that one first when the active
+ * elements (or charging/idle) changed.
+ */
+function meterStep(row: Row, r: Resolved, step: Step): void {
+  const sim = row.sim;
+  const charging = step.powerKw > 0;
+  const powerKw = round(step.powerKw, 2);
+  const amps = charging ? round(currentA(sim, step.powerKw), 1) : 0;
+  const before = registerWh(sim.kwh);
+  const measure = {
+    atMs: sim.cursorMs,
+    sinceStartMs: sim.cursorMs - Date.parse(row.data.start_date_time),
+    registerWh: before,
+    powerKw,
+    currentA: amps,
+    charging,
+  };
+  const active: Active | undefined = r.tariff ? activeElements(r.tariff, sim.timeZone, measure) : undefined;
+  const signature = active ? activeKey(active) : charging ? 'C' : 'I';
+  if (sim.open && sim.open.signature !== signature) closeOpen(row, r);
+  sim.kwh += step.energyKwh;
+  sim.car.soc = Math.min(1, sim.car.soc + step.energyKwh / sim.car.capacityKwh);
+  if (active) record(ledgerOf(sim), active, { wh: registerWh(sim.kwh) - before, ms: step.ms });
+  const open = sim.open ?? {
+    startMs: sim.cursorMs,
+    startWh: before,
+    energyKwh: 0,
+    chargingMs: 0,
+    idle: !charging,
+    maxKw: powerKw,
+    minKw: powerKw,
+    maxA: amps,
+    minA: amps,
+    signature,
+  };
+  open.energyKwh += step.energyKwh;
+  open.chargingMs += step.ms;
+  open.maxKw = Math.max(open.maxKw, powerKw);
+  open.minKw = Math.min(open.minKw, powerKw);
+  open.maxA = Math.max(open.maxA, amps);
+  open.minA = Math.min(open.minA, amps);
+  sim.open = open;
+  sim.cursorMs += step.ms;
+}
+
+/** The end of a step from the cursor: the next whole minute (time-of-day bounds), `limitMs`, or a duration bound. */
+function stepEnd(sim: SimState, startMs: number, limitMs: number, sinceStartMs: readonly number[]): number {
+  let end = Math.min(limitMs, (Math.floor(sim.cursorMs / 60_000) + 1) * 60_000);
+  const nextDuration = sinceStartMs.map((d) => startMs + d).find((at) => at > sim.cursorMs);
+  if (nextDuration !== undefined) end = Math.min(end, nextDuration);
+  return end;
 }
 
 /** Charges up to simulated time `targetMs`; says why the session ended, if it did. */
 export function advance(row: Row, r: Resolved, targetMs: number): EndReason | undefined {
   const sim = row.sim;
   const startMs = Date.parse(row.data.start_date_time);
-  const thresholds = r.tariff ? tariffThresholds(r.tariff) : { durationsS: [], kwh: [] };
+  const bounds = thresholds(r.tariff);
   const autoEndMs = sim.autoEndAfterS === null ? Number.POSITIVE_INFINITY : startMs + sim.autoEndAfterS * 1000;
   for (let steps = 0; sim.cursorMs < targetMs && steps < MAX_STEPS_PER_RUN; steps++) {
     if (sim.cursorMs >= autoEndMs) return 'INTERRUPTED';
     const remainingKwh = sim.car.capacityKwh * (1 - sim.car.soc);
     if (remainingKwh <= FULL_KWH) return 'FULL';
     const powerKw = chargingPowerKw(sim);
-    let end = Math.min(targetMs, autoEndMs, (Math.floor(sim.cursorMs / 60_000) + 1) * 60_000);
-    const nextDuration = thresholds.durationsS.map((d) => startMs + d * 1000).find((at) => at > sim.cursorMs);
-    if (nextDuration !== undefined) end = Math.min(end, nextDuration);
-    const nextKwh = thresholds.kwh.find((k) => k > sim.kwh);
-    if (nextKwh !== undefined) end = Math.min(end, sim.cursorMs + Math.ceil(((nextKwh - sim.kwh) / powerKw) * 3_600_000));
+    let end = stepEnd(sim, startMs, Math.min(targetMs, autoEndMs), bounds.sinceStartMs);
+    // A kWh bound: end the step once the register reaches it (Wh / kW x 3600 = ms).
+    const nextWh = bounds.wh.find((wh) => wh > registerWh(sim.kwh));
+    if (nextWh !== undefined) end = Math.min(end, sim.cursorMs + Math.ceil(((nextWh - sim.kwh * 1000) / powerKw) * 3600));
     end = Math.max(sim.cursorMs + 1, Math.min(end, sim.cursorMs + Math.ceil((remainingKwh / powerKw) * 3_600_000)));
-    const dt = end - sim.cursorMs;
-    const energy = Math.min(remainingKwh, (powerKw * dt) / 3_600_000);
-    const signature = r.tariff ? pricingSignature(r.tariff, pricingContext(row, sim.cursorMs, powerKw), true) : '';
-    if (sim.open && sim.open.signature !== signature) closeOpen(row, r);
-    const amps = currentA(sim, powerKw);
-    const open = sim.open ?? { startMs: sim.cursorMs, energyKwh: 0, chargingMs: 0, maxKw: powerKw, minKw: powerKw, maxA: amps, minA: amps, signature };
-    open.energyKwh += energy;
-    open.chargingMs += dt;
-    open.maxKw = Math.max(open.maxKw, powerKw);
-    open.minKw = Math.min(open.minKw, powerKw);
-    open.maxA = Math.max(open.maxA, amps);
-    open.minA = Math.min(open.minA, amps);
-    sim.open = open;
-    sim.kwh += energy;
-    sim.car.soc = Math.min(1, sim.car.soc + energy / sim.car.capacityKwh);
-    sim.cursorMs = end;
+    const ms = end - sim.cursorMs;
+    meterStep(row, r, { ms, powerKw, energyKwh: Math.min(remainingKwh, (powerKw * ms) / 3_600_000) });
   }
   if (sim.cursorMs >= autoEndMs) return 'INTERRUPTED';
   if (sim.car.capacityKwh * (1 - sim.car.soc) <= FULL_KWH) return 'FULL';
   return undefined;
+}
+
+/**
+ * The EV stays connected without charging until simulated time `untilMs` (PARKING_TIME), in steps that end at
+ * whole minutes and duration bounds like charging's. The simulation does not use it yet (its EVs leave when they
+ * stop charging); test/cpo-cdr-pricing.property.test.ts bills parking through it.
+ */
+export function idle(row: Row, r: Resolved, untilMs: number): void {
+  const startMs = Date.parse(row.data.start_date_time);
+  const bounds = thresholds(r.tariff);
+  for (let steps = 0; row.sim.cursorMs < untilMs && steps < MAX_STEPS_PER_RUN; steps++) {
+    meterStep(row, r, { ms: stepEnd(row.sim, startMs, untilMs, bounds.sinceStartMs) - row.sim.cursorMs, powerKw: 0, energyKwh: 0 });
+  }
 }

@@ -212,7 +212,8 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     await statusChanges.pass(clock.now().getTime());
   }, simulationFailed);
 
-  const server = createServer({ clock, peers, log, tls: options.tls, hangMs: positive('hangMs', options.hangMs ?? d.hangMs) }, (app, http) => {
+  const serverDeps = { clock, peers, log, tls: options.tls, hangMs: positive('hangMs', options.hangMs ?? d.hangMs), parties: network.parties };
+  const server = createServer(serverDeps, (app, http) => {
     configurationRoutes({ clock, peers, baseUrl: base })(app);
     moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base })(app, http);
   });

@@ -7,7 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi-protocol/client.ts';
 import type { Credentials, CredentialsRole } from '../../ocpi-protocol/credentials.ts';
-import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { invalidParameters, OCPI_STATUS, OcpiError, ocpiLayerError } from '../../ocpi-protocol/transport.ts';
 import { parseCredentials, parseVersionDetails, parseVersions } from '../../ocpi-protocol/validate.ts';
 import type { Endpoint } from '../../ocpi-protocol/versions.ts';
 import type { Authenticated, PeersDeps } from './peers.ts';
@@ -42,7 +42,7 @@ const newToken = () => randomBytes(32).toString('base64url');
 
 const notAllowed = (message: string) => new OcpiError(405, OCPI_STATUS.clientError, message);
 /** Registration problems reached the OCPI layer: HTTP 200, a 3xxx status code. */
-const registrationError = (code: number, message: string) => new OcpiError(200, code, message);
+const registrationError = (code: number, message: string) => ocpiLayerError(code, message);
 
 function schemaMessage(what: string, errors: { path: string; message: string }[]): string {
   return `${what}: ${errors
@@ -67,9 +67,9 @@ async function discover(ctx: RegistrationContext, versionsUrl: string, auth: Ocp
   try {
     url = new URL(versionsUrl);
   } catch {
-    throw new OcpiError(400, OCPI_STATUS.invalidParameters, 'url is not a URL');
+    throw invalidParameters('url is not a URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OcpiError(400, OCPI_STATUS.invalidParameters, 'url must be http or https');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidParameters('url must be http or https');
   const timeoutMs = ctx.requestTimeoutMs;
   const retries = 1;
   let rawToken = auth.rawToken ?? false;
@@ -103,7 +103,7 @@ async function discoverPeer(ctx: RegistrationContext, credentials: Credentials, 
 
 function parseBody(body: unknown): Credentials {
   const parsed = parseCredentials(body);
-  if (!parsed.ok) throw new OcpiError(400, OCPI_STATUS.invalidParameters, schemaMessage('invalid credentials', parsed.errors));
+  if (!parsed.ok) throw invalidParameters(schemaMessage('invalid credentials', parsed.errors));
   return parsed.value;
 }
 

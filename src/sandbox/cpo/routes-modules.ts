@@ -93,6 +93,8 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
     // Sessions and CDRs (Sender): the requesting eMSP's own
     app.get(`${P}/sessions`, async (request, reply) => {
       const page = parsePageQuery(query(request), pageLimits.sessions);
+      // mod_sessions makes date_from required on this GET (mod_cdrs does not on its own): a strict CPO refuses without it.
+      if (page.date_from === undefined) throw invalidParameters('date_from is required on GET sessions');
       return sendPage(reply, 'sessions', page, await store.sessionPage(db, authOf(request).peer.id, page));
     });
 

@@ -5,12 +5,15 @@
 // X-Correlation-ID are echoed (or made); the routing headers of a functional
 // module's request are mirrored in its answer; any body is read as JSON,
 // whatever its Content-Type, and garbage gets 2001, never a crash.
+// Like a strict CPO platform it requires the four routing headers on every
+// request to a functional module (from: a party of the registered eMSP, to:
+// one of our parties) and refuses them on versions and credentials (2001).
 
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { envelope, HEADER, invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import { envelope, HEADER, invalidJson, invalidParameters, OCPI_STATUS, OcpiError, type PartyRef } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isDatabaseUnavailable } from '../../platform/db.ts';
 import { refuseBadText } from '../../platform/http/input.ts';
@@ -29,6 +32,8 @@ export interface ServerDeps {
   tls?: { cert: string; key: string } | undefined;
   /** How long a request of the TIMEOUT scenario is held before its connection is dropped. */
   hangMs: number;
+  /** Our CPO parties: what a request's OCPI-to headers must name. */
+  parties: readonly PartyRef[];
 }
 
 const authenticated = new WeakMap<FastifyRequest, Authenticated>();
@@ -45,6 +50,28 @@ function isConfigurationPath(pathname: string): boolean {
   if (!pathname.startsWith(`${BASE_PATH}/`)) return false;
   const rest = pathname.slice(BASE_PATH.length + 1).replace(/\/+$/, '');
   return rest === 'versions' || /^[^/]+$/.test(rest) || /^[^/]+\/credentials$/.test(rest);
+}
+
+const ROUTING = [HEADER.fromCountryCode, HEADER.fromPartyId, HEADER.toCountryCode, HEADER.toPartyId] as const;
+const samePartyAs = (cc: string, pid: string) => (p: PartyRef) => p.country_code.toUpperCase() === cc && p.party_id.toUpperCase() === pid;
+
+/**
+ * transport_and_format, Message Routing: the four routing headers "SHALL be
+ * implemented for any request/response to/from a Functional Module", and
+ * "SHALL NOT be used" with versions and credentials. A request to a
+ * functional module must name a party of the eMSP that sent it and one of ours.
+ */
+function checkRouting(headers: FastifyRequest['headers'], auth: Authenticated, parties: readonly PartyRef[], configuration: boolean): void {
+  const values = ROUTING.map((name) => headers[name]);
+  if (configuration) {
+    if (values.some((v) => v !== undefined)) throw invalidParameters('routing headers must not be sent to versions or credentials');
+    return;
+  }
+  const missing = ROUTING.filter((_name, i) => typeof values[i] !== 'string' || values[i] === '');
+  if (missing.length > 0) throw invalidParameters(`routing headers missing: ${missing.join(', ')}`);
+  const [fromCc, fromPid, toCc, toPid] = values.map((v) => String(v).toUpperCase()) as [string, string, string, string];
+  if (!auth.peer.roles.some(samePartyAs(fromCc, fromPid))) throw invalidParameters(`OCPI-from names ${fromCc}*${fromPid}, not a party of this eMSP`);
+  if (!parties.some(samePartyAs(toCc, toPid))) throw invalidParameters(`OCPI-to names ${toCc}*${toPid}, not a party of this network`);
 }
 
 export interface HttpTools {
@@ -81,7 +108,7 @@ export function createServer(deps: ServerDeps, routes: (app: CpoApp, tools: Http
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(invalidParameters('the body is not valid JSON'), undefined);
+      done(invalidJson('the body is not valid JSON'), undefined);
     }
   });
 
@@ -102,6 +129,7 @@ export function createServer(deps: ServerDeps, routes: (app: CpoApp, tools: Http
       );
     }
     authenticated.set(request, auth);
+    checkRouting(request.headers, auth, deps.parties, isConfigurationPath(pathname));
   });
 
   // Functional modules answer with the routing headers of the request, mirrored.

@@ -7,8 +7,8 @@ import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
 import type { EvseStatus } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { ChargingPeriod } from '../../ocpi-protocol/sessions.ts';
 import type { Queryable } from '../../platform/db.ts';
-import { priceSession, type SessionCosts } from '../../pricing/tariff-engine.ts';
-import { advance, cdrPeriods, closeOpen, costs, sumKwh } from './charging.ts';
+import { activeElements, type Charges, record } from './billing.ts';
+import { advance, cdrPeriods, chargedKwh, closeOpen, costs, hoursOf, ledgerOf } from './charging.ts';
 import { cdrMessage, sessionMessages } from './session-messages.ts';
 import {
   type EndReason,
@@ -23,6 +23,9 @@ import {
 } from './simulation-context.ts';
 import type { OutboxMessage } from './store.ts';
 import * as store from './store.ts';
+
+/** A completed session's costs and quantities, as its CDR states them. */
+type Totals = Charges & { total_energy: number; total_time: number; total_parking_time: number };
 
 const REMARKS: Record<EndReason, string> = {
   STOPPED: 'Session stopped on request.',
@@ -63,7 +66,7 @@ function progress(ctx: SimulationContext, row: Row, r: Resolved, nowMs: number, 
   const periods = row.data.charging_periods ?? [];
   const fresh = periods.slice(row.sim.pushed);
   row.sim.pushed = periods.length;
-  Object.assign(row.data, { kwh: sumKwh(periods), total_cost: costs(row, r, row.sim.cursorMs).total_cost, last_updated: iso(nowMs) });
+  Object.assign(row.data, { kwh: chargedKwh(row.sim), total_cost: costs(row, r).total_cost, last_updated: iso(nowMs) });
   const body = {
     kwh: row.data.kwh,
     ...(fresh.length ? { charging_periods: fresh } : {}),
@@ -71,6 +74,64 @@ function progress(ctx: SimulationContext, row: Row, r: Resolved, nowMs: number, 
     last_updated: row.data.last_updated,
   };
   out.push(...sessionMessages(ctx, row, 'PATCH', body, new Date(nowMs)));
+}
+
+/**
+ * A session that never charged (stopped while PENDING) still gets one charging period, empty: no energy, no
+ * charging and no parking time; a FLAT fee active at its start is booked, as for any session.
+ */
+function emptyPeriod(row: Row, r: Resolved): ChargingPeriod {
+  const start = row.data.start_date_time;
+  if (r.tariff) {
+    const measure = { atMs: Date.parse(start), sinceStartMs: 0, registerWh: 0, powerKw: 0, currentA: 0, charging: false };
+    record(ledgerOf(row.sim), activeElements(r.tariff, row.sim.timeZone, measure), { wh: 0, ms: 0 });
+  }
+  const dimensions: ChargingPeriod['dimensions'] = [
+    { type: 'ENERGY', volume: 0 },
+    { type: 'TIME', volume: 0 },
+    { type: 'PARKING_TIME', volume: 0 },
+  ];
+  return { start_date_time: start, dimensions, ...(r.tariff ? { tariff_id: r.tariff.id } : {}) };
+}
+
+/** Hours the EV was connected without charging: the idle periods (PARKING_TIME without TIME), by their timestamps. */
+function parkingHours(periods: readonly ChargingPeriod[], endMs: number): number {
+  let ms = 0;
+  periods.forEach((p, i) => {
+    const next = periods[i + 1];
+    const idle = p.dimensions.some((d) => d.type === 'PARKING_TIME') && !p.dimensions.some((d) => d.type === 'TIME');
+    if (idle) ms += (next ? Date.parse(next.start_date_time) : endMs) - Date.parse(p.start_date_time);
+  });
+  return hoursOf(ms);
+}
+
+/**
+ * Completes a session (pure): closes its open period and builds its CDR, priced by the sandbox's own billing
+ * (billing.ts). The row becomes COMPLETED; `fresh` are the periods not pushed yet. finish stores and sends them.
+ */
+export function completeSession(row: Row, r: Resolved, reason: EndReason, endMs: number, nowMs: number): { cdr: Cdr; fresh: ChargingPeriod[] } {
+  closeOpen(row, r);
+  const start = row.data.start_date_time;
+  const periods = row.data.charging_periods?.length ? row.data.charging_periods : [emptyPeriod(row, r)];
+  row.data.charging_periods = periods;
+  const fresh = periods.slice(row.sim.pushed);
+  row.sim.pushed = periods.length;
+  const end = Math.max(endMs, Date.parse(start));
+  const priced: Totals = {
+    ...costs(row, r),
+    total_energy: chargedKwh(row.sim),
+    total_time: hoursOf(end - Date.parse(start)),
+    total_parking_time: parkingHours(periods, end),
+  };
+  row.status = 'COMPLETED';
+  Object.assign(row.data, {
+    status: 'COMPLETED',
+    end_date_time: iso(end),
+    kwh: priced.total_energy,
+    total_cost: priced.total_cost,
+    last_updated: iso(nowMs),
+  });
+  return { cdr: completedCdr(row, r, { start, end, periods, priced, reason, nowMs }), fresh };
 }
 
 async function finish(
@@ -83,31 +144,7 @@ async function finish(
   nowMs: number,
   out: OutboxMessage[],
 ): Promise<void> {
-  closeOpen(row, r);
-  const start = row.data.start_date_time;
-  const periods = row.data.charging_periods?.length
-    ? row.data.charging_periods
-    : [{ start_date_time: start, dimensions: [{ type: 'ENERGY' as const, volume: 0 }], ...(r.tariff ? { tariff_id: r.tariff.id } : {}) }];
-  row.data.charging_periods = periods;
-  const fresh = periods.slice(row.sim.pushed);
-  row.sim.pushed = periods.length;
-  const end = Math.max(endMs, Date.parse(start));
-  const priced = priceSession({
-    tariff: r.tariff,
-    currency: row.data.currency,
-    timeZone: row.sim.timeZone,
-    start: new Date(start),
-    end: new Date(end),
-    periods: cdrPeriods(periods),
-  });
-  row.status = 'COMPLETED';
-  Object.assign(row.data, {
-    status: 'COMPLETED',
-    end_date_time: iso(end),
-    kwh: priced.total_energy,
-    total_cost: priced.total_cost,
-    last_updated: iso(nowMs),
-  });
+  const { cdr, fresh } = completeSession(row, r, reason, endMs, nowMs);
   out.push(
     ...sessionMessages(
       ctx,
@@ -124,7 +161,6 @@ async function finish(
       new Date(nowMs),
     ),
   );
-  const cdr = completedCdr(row, r, { start, end, periods, priced, reason, nowMs });
   await store.insertCdr(tx, row.peerId, cdr);
   out.push(...cdrMessage(ctx, row, cdr, new Date(nowMs)));
 }
@@ -133,7 +169,7 @@ async function finish(
 function completedCdr(
   row: Row,
   r: Resolved,
-  ended: { start: string; end: number; periods: readonly ChargingPeriod[]; priced: SessionCosts; reason: EndReason; nowMs: number },
+  ended: { start: string; end: number; periods: readonly ChargingPeriod[]; priced: Totals; reason: EndReason; nowMs: number },
 ): Cdr {
   const { start, end, periods, priced, reason, nowMs } = ended;
   const { location, evse, connector } = r;

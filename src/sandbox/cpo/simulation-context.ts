@@ -7,6 +7,7 @@ import type { StartSession } from '../../ocpi-protocol/commands.ts';
 import type { EvseStatus, OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
+import type { Ledger } from './billing.ts';
 import type { Network } from './network.ts';
 import type { Log, Peers } from './peers.ts';
 import type { Push } from './push.ts';
@@ -69,8 +70,13 @@ export interface Car {
 
 export interface OpenPeriod {
   startMs: number;
+  /** The meter register (whole Wh) when the period started; absent in periods opened before it was kept. */
+  startWh?: number;
   energyKwh: number;
+  /** The period's length (charging, or idle when `idle`). */
   chargingMs: number;
+  /** The EV is connected but not charging (PARKING_TIME). */
+  idle?: boolean;
   maxKw: number;
   minKw: number;
   /** Current summed over the phases, A. */
@@ -98,6 +104,8 @@ export interface SimState {
   /** Energy charged so far (unrounded). */
   kwh: number;
   open: OpenPeriod | null;
+  /** What the session used so far, per tariff component (billing.ts); absent until its first meter step. */
+  ledger?: Ledger;
   /** How many of the session's charging periods have been pushed. */
   pushed: number;
   stop: { requestedAtMs: number; responseUrls: string[] } | null;

@@ -1,0 +1,1358 @@
+// The full charging lifecycle against the real service process, at several
+// concurrency levels (issue 17).
+//
+// The bench starts its own embedded PostgreSQL in a temporary directory and
+// one service process on it exactly as `npm start` runs it (`node
+// src/main.ts`: the built-in Stripe sandbox, the built-in sandbox CPO network
+// with CPO_SANDBOX_TIME_COMPRESSION, the demo client), on free ports. Per
+// level, N virtual clients loop over what a client app does for a driver:
+// create a user, PUT billing details, ask for a setup intent, confirm it with
+// a test card on the payment sandbox's browser stand-in, wait until the card is
+// listed, find an available EVSE with the stations API, start charging, poll
+// the session every 0.5 s until active, charge ~3 s, stop, poll until
+// completed and until the invoice exists. A level ramps up until every client
+// has finished one driver, then measures for --duration seconds (no new driver
+// begins after it; those under way finish). Afterwards it checks through the
+// API and the database: one invoice and one capture per completed session, and
+// gapless invoice numbers. The service's RSS and CPU are read from /proc every
+// second, its outbound calls from its Prometheus listener. bench/README.md
+// describes the method.
+//
+//   npm run bench:charging                                  # levels 10,50,100,200; 120 s measured each
+//   npm run bench:charging -- --levels 10,50 --duration 30  # shorter
+//   npm run bench:charging -- --quick                       # levels 10,50; 20 s each
+//   npm run bench:charging -- --help
+
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent, request as httpsRequest } from 'node:https';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { createDatabase, type Database } from '../src/platform/db.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
+import { freePort } from '../src/platform/free-port.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+// ---------------------------------------------------------------------------
+// Options
+
+const USAGE = `npm run bench:charging -- [options]
+  --levels 10,50,100,200   concurrent virtual clients per level
+  --duration 120           seconds measured per level, after its ramp-up (each client has finished one driver)
+  --quick                  levels 10,50 and 20 s each (unless given)
+  --locations 2000         STATIONS_DEFAULT_LOCATIONS of the sandbox network (start-up time grows with it)
+  --compression 60         CPO_SANDBOX_TIME_COMPRESSION
+  --charge-seconds 3       real seconds of charging between "active" and the stop
+  --status-changes 0       CPO_SANDBOX_STATUS_CHANGES_PER_SECOND (random EVSE status changes; 0: only ours)
+  --log-level info         LOG_LEVEL of the service (its log is kept in the temporary directory until the end)
+  --keep-log FILE          copy the service's log to FILE at the end
+  --json-out FILE          write every figure as JSON
+  --statements             preload pg_stat_statements; print the 15 statements that took PostgreSQL the most time`;
+
+interface Options {
+  levels: number[];
+  durationS: number;
+  locations: number;
+  compression: number;
+  chargeMs: number;
+  statusChanges: number;
+  logLevel: string;
+  keepLog: string | undefined;
+  jsonOut: string | undefined;
+  /** Preload pg_stat_statements and print the statements that took PostgreSQL's time. */
+  statements: boolean;
+}
+
+function parseOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      levels: { type: 'string' },
+      duration: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      locations: { type: 'string', default: '2000' },
+      compression: { type: 'string', default: '60' },
+      'charge-seconds': { type: 'string', default: '3' },
+      'status-changes': { type: 'string', default: '0' },
+      'log-level': { type: 'string', default: 'info' },
+      'keep-log': { type: 'string' },
+      'json-out': { type: 'string' },
+      statements: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const levels = (values.levels ?? (values.quick ? '10,50' : '10,50,100,200')).split(',').map(Number);
+  const positive = (name: string, value: number) => {
+    if (!Number.isFinite(value) || value < 0) throw new Error(`--${name}: expected a number >= 0, got ${value}`);
+    return value;
+  };
+  if (levels.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--levels: expected positive integers, got ${values.levels}`);
+  return {
+    levels,
+    durationS: positive('duration', Number(values.duration ?? (values.quick ? 20 : 120))),
+    locations: positive('locations', Number(values.locations)),
+    compression: positive('compression', Number(values.compression)),
+    chargeMs: positive('charge-seconds', Number(values['charge-seconds'])) * 1000,
+    statusChanges: positive('status-changes', Number(values['status-changes'])),
+    logLevel: values['log-level'] ?? 'info',
+    keepLog: values['keep-log'],
+    jsonOut: values['json-out'],
+    statements: values.statements ?? false,
+  };
+}
+
+// Client behaviour: poll period and how long each stage may take before it counts as a failure.
+const POLL_MS = 500;
+const REQUEST_TIMEOUT_MS = 60_000;
+const CARD_LISTED_TIMEOUT_MS = 30_000;
+const ACTIVE_TIMEOUT_MS = 60_000;
+const COMPLETED_TIMEOUT_MS = 120_000;
+const INVOICED_TIMEOUT_MS = 120_000;
+/** After the last client finished: how long sessions may take to settle (bills, invoices) before the checks. */
+const SETTLE_TIMEOUT_MS = 60_000;
+const USERS = '/api/v1/users';
+const VISA = '4242424242424242';
+
+// ---------------------------------------------------------------------------
+// Small helpers
+
+const say = (line = '') => process.stdout.write(`${line}\n`);
+const now = () => performance.now();
+
+function percentile(values: number[], p: number): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+const seconds = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`);
+const fixed = (value: number | undefined, digits: number) => (value === undefined || !Number.isFinite(value) ? 'n/a' : value.toFixed(digits));
+
+/** A field of a JSON value, or undefined. */
+function get(value: unknown, ...keys: string[]): unknown {
+  let current = value;
+  for (const key of keys) current = current !== null && typeof current === 'object' ? (current as Record<string, unknown>)[key] : undefined;
+  return current;
+}
+
+const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+
+// ---------------------------------------------------------------------------
+// HTTP as a client app does it: HTTPS, kept-alive connections, the service's own certificate trusted
+
+interface Answer {
+  status: number;
+  body: unknown;
+  ms: number;
+}
+
+/** A step of a virtual client that did not go as the scenario says; `kind` is what the failure counts are keyed by. */
+class StepFailure extends Error {
+  readonly kind: string;
+  constructor(kind: string) {
+    super(kind);
+    this.kind = kind;
+  }
+}
+
+type Call = (stage: string, method: string, pathname: string, options?: { body?: unknown; bearer?: boolean }) => Promise<Answer>;
+
+function createApi(base: string, ca: string, token: string): { call: Call; agent: Agent } {
+  const agent = new Agent({ keepAlive: true, ca, maxSockets: Number.POSITIVE_INFINITY });
+  const call: Call = (stage, method, pathname, options = {}) => {
+    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const headers: Record<string, string> = {
+      ...(options.bearer === false ? {} : { authorization: `Bearer ${token}` }),
+      ...(payload ? { 'content-type': 'application/json' } : {}),
+    };
+    const started = now();
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(new URL(pathname, base), { method, headers, agent, servername: 'localhost' }, (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          data += chunk;
+        });
+        res.on('error', (error: NodeJS.ErrnoException) => reject(new StepFailure(`${stage}: ${error.code ?? error.message} while reading the answer`)));
+        res.on('end', () => {
+          let body: unknown = data;
+          try {
+            body = data ? JSON.parse(data) : undefined;
+          } catch {}
+          resolve({ status: res.statusCode ?? 0, body, ms: now() - started });
+        });
+      });
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(Object.assign(new Error('timeout'), { code: `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` })));
+      req.on('error', (error: NodeJS.ErrnoException) =>
+        reject(new StepFailure(`${stage}: ${error.code ?? error.message}${req.reusedSocket ? ' (on a reused connection)' : ''}`)),
+      );
+      req.end(payload);
+    });
+  };
+  return { call, agent };
+}
+
+/** Throws the step's failure unless the answer has the expected status ("HTTP 424 charging_provider_error"). */
+function expectStatus(stage: string, answer: Answer, status: number): void {
+  if (answer.status === status) return;
+  const type = text(get(answer.body, 'error', 'type')) ?? text(get(answer.body, 'error', 'code')) ?? '';
+  throw new StepFailure(`${stage}: HTTP ${answer.status} ${type}`.trim());
+}
+
+// ---------------------------------------------------------------------------
+// /proc sampling: the service's RSS and CPU, PostgreSQL's CPU (postmaster and its backends), every second
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** utime, stime, cutime, cstime of a process in seconds, or undefined when it is gone. */
+function cpuTimes(pid: number): [number, number, number, number] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Field 14 of stat (utime) is index 11 here: the fields after the command start at field 3.
+    const at = (i: number) => Number(fields[i]) / CLOCK_TICKS;
+    return [at(11), at(12), at(13), at(14)];
+  } catch {
+    return undefined;
+  }
+}
+
+function rssMiB(pid: number): number | undefined {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** CPU seconds of PostgreSQL: the postmaster's own and its reaped children's, plus its live backends'. */
+function postgresCpu(postmasterPid: number | undefined): number {
+  if (postmasterPid === undefined) return 0;
+  const own = cpuTimes(postmasterPid);
+  if (!own) return 0;
+  let total = own[0] + own[1] + own[2] + own[3];
+  for (const child of childrenOf(postmasterPid)) {
+    const times = cpuTimes(child);
+    if (times) total += times[0] + times[1];
+  }
+  return total;
+}
+
+interface Sample {
+  at: number;
+  rssMiB: number;
+  serviceCpuS: number;
+  postgresCpuS: number;
+  benchCpuS: number;
+}
+
+function takeSample(servicePid: number, postmasterPid: number | undefined): Sample | undefined {
+  const service = cpuTimes(servicePid);
+  const rss = rssMiB(servicePid);
+  if (!service || rss === undefined) return undefined;
+  const bench = process.cpuUsage();
+  return {
+    at: now(),
+    rssMiB: rss,
+    serviceCpuS: service[0] + service[1],
+    postgresCpuS: postgresCpu(postmasterPid),
+    benchCpuS: (bench.user + bench.system) / 1e6,
+  };
+}
+
+function createSampler(servicePid: number, postmasterPid: number | undefined) {
+  const samples: Sample[] = [];
+  const sample = () => {
+    const taken = takeSample(servicePid, postmasterPid);
+    if (taken) samples.push(taken);
+    return taken;
+  };
+  sample();
+  const timer = setInterval(sample, 1_000);
+  timer.unref();
+  return {
+    samples,
+    /** A sample now (also kept). */
+    sample,
+    stop: () => clearInterval(timer),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// What the bench starts, and stops again whatever happens
+
+interface Service {
+  child: ChildProcess;
+  pid: number;
+  base: string;
+  metricsUrl: string;
+  logFile: string;
+  exit: Promise<{ code: number | null; signal: string | null }>;
+}
+
+/** Everything started, so that cleanup() stops exactly that (and nothing else) once. */
+const started: { tmp?: string; postgres?: EmbeddedPostgres; db?: Database; service?: Service; agent?: Agent } = {};
+let cleaning: Promise<void> | undefined;
+
+/** Stops the service: SIGTERM, SIGKILL if it has not exited 30 s later. How long it took and how it ended. */
+async function stopService(service: Service): Promise<{ ms: number; how: string } | undefined> {
+  if (service.child.exitCode !== null || service.child.signalCode !== null) return undefined;
+  const begun = now();
+  service.child.kill('SIGTERM');
+  const killer = setTimeout(() => service.child.kill('SIGKILL'), 30_000);
+  const { code, signal } = await service.exit;
+  clearTimeout(killer);
+  return { ms: now() - begun, how: signal ? `killed (${signal})` : `exited with code ${code}` };
+}
+
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    started.agent?.destroy();
+    const stopped = started.service && (await stopService(started.service));
+    if (stopped) say(`service: ${stopped.how} ${seconds(stopped.ms)} after SIGTERM`);
+    await started.db?.close().catch(() => {});
+    await started.postgres?.stop().catch((error: Error) => say(`stopping PostgreSQL failed: ${error.message}`));
+    if (started.tmp) await rm(started.tmp, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+
+/** The last lines of the service's log. */
+async function logTail(lines = 40): Promise<string> {
+  if (!started.service) return '';
+  const content = await readFile(started.service.logFile, 'utf8').catch(() => '');
+  return content.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/** Warnings and errors the service logged from byte `from` on, counted by message. */
+async function logProblems(from: number): Promise<{ size: number; counts: Map<string, number> }> {
+  const counts = new Map<string, number>();
+  if (!started.service) return { size: from, counts };
+  const content = await readFile(started.service.logFile).catch(() => Buffer.alloc(0));
+  for (const line of content.subarray(from).toString('utf8').split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const record = JSON.parse(line) as { level?: number; msg?: string; reason?: string };
+      if ((record.level ?? 0) < 40) continue;
+      const key = `${record.level === 40 ? 'warn' : 'error'}: ${record.msg ?? ''}${record.reason ? ` (${String(record.reason).slice(0, 120)})` : ''}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    } catch {}
+  }
+  return { size: content.length, counts };
+}
+
+function startService(tmp: string, env: Record<string, string>, ports: { api: number; metrics: number }): Service {
+  const logFile = path.join(tmp, 'service.log');
+  const fd = openSync(logFile, 'a');
+  // Its own process group: a Ctrl-C on the terminal reaches the bench, which stops the service itself.
+  const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], { cwd: root, env, stdio: ['ignore', fd, fd], detached: true });
+  closeSync(fd);
+  const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  if (child.pid === undefined) throw new Error('the service process could not be started');
+  return {
+    child,
+    pid: child.pid,
+    base: `https://127.0.0.1:${ports.api}`,
+    metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics`,
+    logFile,
+    exit,
+  };
+}
+
+async function waitReady(service: Service, ca: string, timeoutMs = 300_000): Promise<number> {
+  const begun = now();
+  const { call, agent } = createApi(service.base, ca, '');
+  try {
+    while (now() - begun < timeoutMs) {
+      if (service.child.exitCode !== null || service.child.signalCode !== null) throw new Error(`the service exited during start-up:\n${await logTail()}`);
+      const ready = await call('readyz', 'GET', '/readyz', { bearer: false }).then(
+        (answer) => answer.status === 200,
+        () => false,
+      );
+      if (ready) return now() - begun;
+      await sleep(250);
+    }
+  } finally {
+    agent.destroy();
+  }
+  throw new Error(`the service was not ready within ${timeoutMs / 1000} s:\n${await logTail()}`);
+}
+
+/** A file the service writes at start-up (its certificate, the demo token), once `complete` says it is whole. */
+async function fileWritten(file: string, service: Service, complete: (content: string) => boolean, timeoutMs = 120_000): Promise<string> {
+  const begun = now();
+  for (;;) {
+    const content = await readFile(file, 'utf8').catch(() => '');
+    if (complete(content)) return content;
+    if (service.child.exitCode !== null) throw new Error(`the service exited during start-up:\n${await logTail()}`);
+    if (now() - begun > timeoutMs) throw new Error(`${file} was not written within ${timeoutMs / 1000} s`);
+    await sleep(100);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Set-up: PostgreSQL, the service, the EVSEs the clients drive
+
+interface Home {
+  latitude: number;
+  longitude: number;
+}
+
+interface Bench {
+  options: Options;
+  db: Database;
+  call: Call;
+  service: Service;
+  sampler: ReturnType<typeof createSampler>;
+  /** The evse_ids the clients may start: remotely startable, no scenario EVSE. */
+  evses: Set<string>;
+  /** Where drivers look for stations from: the locations of those EVSEs. */
+  homes: Home[];
+  /** Byte offset of the service log already looked at. */
+  logOffset: number;
+}
+
+function serviceEnv(options: Options, tmp: string, databaseUrl: string, ports: Record<'api' | 'metrics' | 'cpo', number>): Record<string, string> {
+  // Only what the service needs: no STRIPE_* keys, TLS files, TEST_* settings leak in from the caller's shell.
+  const inherited = Object.fromEntries(['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ'].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])));
+  return {
+    ...inherited,
+    NODE_ENV: 'development',
+    HOST: '127.0.0.1',
+    PORT: String(ports.api),
+    METRICS_PORT: String(ports.metrics),
+    CPO_SANDBOX_PORT: String(ports.cpo),
+    STRIPE_SANDBOX_PORT: '0',
+    DATA_DIR: path.join(tmp, 'service'),
+    DATABASE_URL: databaseUrl,
+    DEMO_CLIENT: 'true',
+    STATIONS_DEFAULT_LOCATIONS: String(options.locations),
+    CPO_SANDBOX_TIME_COMPRESSION: String(options.compression),
+    CPO_SANDBOX_STATUS_CHANGES_PER_SECOND: String(options.statusChanges),
+    // One API client drives every virtual driver: its default 1,200 requests/min would refuse most of them.
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: options.logLevel,
+    LOG_FORMAT: 'json',
+  };
+}
+
+async function drivableEvses(db: Database): Promise<{ evses: Set<string>; homes: Home[] }> {
+  const { rows } = await db.query<{ evse_id: string; latitude: number; longitude: number }>(
+    `SELECT e.evse_id, l.latitude, l.longitude
+       FROM ocpi_evses e JOIN ocpi_locations l ON l.country_code = e.country_code AND l.party_id = e.party_id AND l.id = e.location_id
+      WHERE e.evse_id IS NOT NULL AND e.status <> 'REMOVED' AND e.evse_id NOT LIKE '%*ESCN*%'
+        AND e.data->'capabilities' ? 'REMOTE_START_STOP_CAPABLE'`,
+  );
+  const homes = new Map<string, Home>();
+  for (const row of rows) homes.set(`${row.latitude},${row.longitude}`, { latitude: row.latitude, longitude: row.longitude });
+  return { evses: new Set(rows.map((r) => r.evse_id)), homes: [...homes.values()] };
+}
+
+async function setUp(options: Options): Promise<Bench> {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'charging-access-bench-charging-'));
+  started.tmp = tmp;
+  await chmod(tmp, 0o755); // the embedded server's non-root user must reach it
+  let postgres = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), role: 'cli', log: () => {} });
+  started.postgres = postgres;
+  if (options.statements) postgres = await withStatementStatistics(postgres, path.join(tmp, 'pg'));
+  const postmasterPid = Number((await readFile(path.join(tmp, 'pg', 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]) || undefined;
+  const ports = { api: await freePort(), metrics: await freePort(), cpo: await freePort() };
+  const begun = now();
+  const service = startService(tmp, serviceEnv(options, tmp, postgres.url, ports), ports);
+  started.service = service;
+  const ca = await fileWritten(path.join(tmp, 'service', 'tls', 'localhost-cert.pem'), service, (pem) => pem.includes('-----END CERTIFICATE-----'));
+  const token = (await fileWritten(path.join(tmp, 'service', 'demo-token'), service, (t) => t.endsWith('\n'))).trim();
+  await waitReady(service, ca);
+  say(`service pid ${service.pid} ready in ${seconds(now() - begun)} (PostgreSQL pid ${postmasterPid ?? '?'}, data in ${tmp})`);
+  const db = createDatabase(postgres.url, { max: 4, applicationName: 'bench-charging' });
+  started.db = db;
+  const { evses, homes } = await drivableEvses(db);
+  say(`${evses.size} EVSEs at ${homes.length} locations can be started remotely (scenario EVSEs left out)`);
+  if (evses.size === 0) throw new Error('no EVSE to charge at: is the sandbox network connected?');
+  const { call, agent } = createApi(service.base, ca, token);
+  started.agent = agent;
+  const sampler = createSampler(service.pid, postmasterPid);
+  return { options, db, call, service, sampler, evses, homes, logOffset: 0 };
+}
+
+/** The embedded server restarted with pg_stat_statements preloaded (the extension created in the database the service uses). */
+async function withStatementStatistics(postgres: EmbeddedPostgres, dataDir: string): Promise<EmbeddedPostgres> {
+  const setup = createDatabase(postgres.url, { max: 1 });
+  await setup.query('ALTER SYSTEM SET shared_preload_libraries = pg_stat_statements');
+  await setup.close();
+  await postgres.stop();
+  const restarted = await startEmbeddedPostgres({ dataDir, role: 'cli', log: () => {} });
+  started.postgres = restarted;
+  const db = createDatabase(restarted.url, { max: 1 });
+  await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  await db.close();
+  return restarted;
+}
+
+/** The statements that took PostgreSQL the most time over the run (with --statements). */
+async function printStatements(db: Database): Promise<void> {
+  const { rows } = await db.query<{ calls: string; total: number; mean: number; query: string }>(
+    `SELECT calls, total_exec_time AS total, mean_exec_time AS mean, query FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC LIMIT 15`,
+  );
+  say('\n== the statements that took PostgreSQL the most time (pg_stat_statements, whole run)');
+  say('| total ms | calls | mean ms | statement |\n| ---: | ---: | ---: | --- |');
+  for (const row of rows) {
+    say(`| ${Math.round(row.total)} | ${row.calls} | ${row.mean.toFixed(2)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// A virtual client: one driver after another, each through the whole lifecycle
+
+interface Invoiced {
+  userId: string;
+  sessionId: string;
+  /** POST start: request sent -> answer. */
+  startMs: number;
+  /** Request sent -> first poll that saw the session active. */
+  toActiveMs: number;
+  /** Request sent -> first poll that saw the session completed with its invoice. */
+  toInvoicedMs: number;
+  /** Where the time between active and invoiced goes: POST stop's answer, stop sent -> completed seen, completed seen -> invoice seen. */
+  stopMs: number;
+  stopToCompletedMs: number;
+  completedToInvoicedMs: number;
+  /** When the start request was sent, and when the invoice was seen. */
+  startedAt: number;
+  invoicedAt: number;
+}
+
+/** A moment of the level: the service's /proc figures and its counters then. */
+interface Mark {
+  at: number;
+  sample: Sample;
+  counters: Promise<Counters>;
+}
+
+interface LevelRun {
+  bench: Bench;
+  concurrency: number;
+  startedAt: number;
+  /** The measurement: opened once every client has finished one driver (the ramp-up), closed durationS later. */
+  window: { start: Mark; endsAt: number; closed: Promise<Mark> } | undefined;
+  /** Clients that have finished at least one driver (successfully or not). */
+  doneOnce: Set<number>;
+  invoiced: Invoiced[];
+  /** Every answered POST start (any status): when it was sent and how long the answer took. */
+  startAnswers: { at: number; ms: number }[];
+  failures: Map<string, number>;
+  users: string[];
+  /** EVSEs a virtual driver is using: two drivers do not stand at one charger. */
+  claimed: Set<string>;
+  inFlight: number;
+  drivers: number;
+  /** Per queue, the most background jobs queued and the longest wait of a due one, seen by the 10-second progress lines. */
+  jobsPeak: Record<string, QueueFigures>;
+}
+
+let aborting = false;
+
+async function newDriver(run: LevelRun): Promise<{ userId: string; pm: string }> {
+  const { call } = run.bench;
+  const external = `bench-${run.concurrency}-${++run.drivers}-${Math.random().toString(36).slice(2, 8)}`;
+  const created = await call('create user', 'POST', `${USERS}/`, {
+    body: { email: `${external}@example.com`, locale: 'en', custom_properties: { external_id: external } },
+  });
+  expectStatus('create user', created, 201);
+  const userId = text(get(created.body, 'id'));
+  if (!userId) throw new StepFailure('create user: no id in the answer');
+  run.users.push(userId);
+  const billing = await call('billing details', 'PUT', `${USERS}/${userId}/billing-details/`, {
+    body: { account_type: 'personal', first_name: 'Ada', last_name: 'Lovelace', line1: 'Hauptstraße 5', postal_code: '10115', city: 'Berlin', country: 'DE' },
+  });
+  expectStatus('billing details', billing, 200);
+  const intent = await call('setup intent', 'GET', `${USERS}/${userId}/setup-intents/?pm_type=card`);
+  expectStatus('setup intent', intent, 200);
+  const intentId = text(get(intent.body, 'id'));
+  // What Stripe.js does with the client secret, on the sandbox's stand-in for it (no bearer token).
+  const confirmed = await call('confirm card', 'POST', `/sandbox/setup_intents/${intentId}/confirm`, {
+    body: { client_secret: text(get(intent.body, 'client_secret')), card_number: VISA },
+    bearer: false,
+  });
+  expectStatus('confirm card', confirmed, 200);
+  const pm = text(get(confirmed.body, 'payment_method'));
+  if (text(get(confirmed.body, 'status')) !== 'succeeded' || !pm) throw new StepFailure(`confirm card: status ${text(get(confirmed.body, 'status'))}`);
+  // The app shows the user's cards: the new one appears once the processor's webhook (or a lookup) told the service.
+  const begun = now();
+  for (;;) {
+    const methods = await call('card listed', 'GET', `${USERS}/${userId}/payment-methods/`);
+    expectStatus('card listed', methods, 200);
+    const results = get(methods.body, 'results');
+    if (Array.isArray(results) && results.some((m) => get(m, 'id') === pm)) return { userId, pm };
+    if (now() - begun > CARD_LISTED_TIMEOUT_MS) throw new StepFailure(`card listed: not within ${CARD_LISTED_TIMEOUT_MS / 1000} s`);
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * An AVAILABLE EVSE the bench drives and no other virtual driver uses, near a random home (the next home when
+ * none is within 100 km: the generated catalogue is sparse in places); claimed for the caller.
+ */
+async function pickEvse(run: LevelRun): Promise<string> {
+  const { homes } = run.bench;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const home = homes[Math.floor(Math.random() * homes.length)] as Home;
+    for (const distance of [5_000, 25_000, 100_000]) {
+      const query = `latitude=${home.latitude}&longitude=${home.longitude}&distance=${distance}&only_available=true&page_size=100`;
+      const found = await run.bench.call('find EVSE', 'GET', `/api/v1/stations/around/?${query}`);
+      expectStatus('find EVSE', found, 200);
+      const stations = get(found.body, 'results');
+      for (const station of Array.isArray(stations) ? stations : []) {
+        const evses = get(station, 'evses');
+        for (const evse of Array.isArray(evses) ? evses : []) {
+          const id = text(get(evse, 'evse_id'));
+          if (id && text(get(evse, 'status'))?.toUpperCase() === 'AVAILABLE' && run.bench.evses.has(id) && !run.claimed.has(id)) {
+            run.claimed.add(id);
+            return id;
+          }
+        }
+      }
+    }
+  }
+  throw new StepFailure('find EVSE: none available within 100 km of 5 places');
+}
+
+/** Polls the session every POLL_MS until `done` says so (answers that session); a failed session or the deadline is a failure of `stage`. */
+async function pollSession(run: LevelRun, stage: string, pathname: string, done: (session: unknown) => boolean, timeoutMs: number): Promise<unknown> {
+  const begun = now();
+  for (;;) {
+    const answer = await run.bench.call(stage, 'GET', pathname);
+    expectStatus(stage, answer, 200);
+    if (done(answer.body)) return answer.body;
+    const status = text(get(answer.body, 'status'));
+    if (status === 'failed') throw new StepFailure(`${stage}: session failed (${text(get(answer.body, 'failure_reason')) ?? 'no reason'})`);
+    if (now() - begun > timeoutMs) throw new StepFailure(`${stage}: not within ${timeoutMs / 1000} s (status ${status})`);
+    await sleep(POLL_MS);
+  }
+}
+
+async function charge(run: LevelRun, driver: { userId: string; pm: string }, evseId: string): Promise<void> {
+  const { call, options } = run.bench;
+  const { userId } = driver;
+  const t0 = now();
+  const answer = await call('start', 'POST', `${USERS}/${userId}/charging/start/`, { body: { payment_method_id: driver.pm, evse_id: evseId } });
+  run.startAnswers.push({ at: t0, ms: answer.ms });
+  expectStatus('start', answer, 201);
+  const sessionId = text(get(answer.body, 'id'));
+  if (!sessionId) throw new StepFailure('start: no session id in the answer');
+  const sessionPath = `${USERS}/${userId}/charging-sessions/${sessionId}/`;
+  let stopped = false;
+  try {
+    await pollSession(run, 'wait active', sessionPath, (s) => get(s, 'status') === 'active', ACTIVE_TIMEOUT_MS);
+    const toActiveMs = now() - t0;
+    await sleep(options.chargeMs);
+    const stopAt = now();
+    const stop = await call('stop', 'POST', `${USERS}/${userId}/charging/stop/${sessionId}/`);
+    expectStatus('stop', stop, 204);
+    stopped = true;
+    const invoiced = (s: unknown) => Boolean(get(s, 'session_cost', 'invoice_download'));
+    const completed = await pollSession(run, 'wait completed', sessionPath, (s) => get(s, 'status') === 'completed', COMPLETED_TIMEOUT_MS);
+    const completedAt = now();
+    if (!invoiced(completed)) await pollSession(run, 'wait invoice', sessionPath, invoiced, INVOICED_TIMEOUT_MS);
+    const invoicedAt = now();
+    run.invoiced.push({
+      userId,
+      sessionId,
+      startMs: answer.ms,
+      toActiveMs,
+      toInvoicedMs: invoicedAt - t0,
+      stopMs: stop.ms,
+      stopToCompletedMs: completedAt - stopAt,
+      completedToInvoicedMs: invoicedAt - completedAt,
+      startedAt: t0,
+      invoicedAt,
+    });
+  } catch (error) {
+    // The driver gives up; the app still ends the session, so it does not charge on (not measured).
+    if (!stopped) await call('clean-up stop', 'POST', `${USERS}/${userId}/charging/stop/${sessionId}/`).catch(() => undefined);
+    throw error;
+  }
+}
+
+function mark(bench: Bench): Mark {
+  const counters = readCounters(bench);
+  counters.catch(() => {}); // awaited later, or never when the run is interrupted
+  return { at: now(), sample: bench.sampler.sample() ?? (bench.sampler.samples.at(-1) as Sample), counters };
+}
+
+/** Opens the measurement window (once): it ends durationS later; clients begin no new driver after it. */
+function openWindow(run: LevelRun, why: string): void {
+  if (run.window) return;
+  const start = mark(run.bench);
+  const durationMs = run.bench.options.durationS * 1000;
+  const closed = sleep(durationMs).then(() => mark(run.bench));
+  run.window = { start, endsAt: start.at + durationMs, closed };
+  say(`  ${Math.round((start.at - run.startedAt) / 1000)} s: ${why}: measuring for ${run.bench.options.durationS} s`);
+}
+
+async function virtualClient(run: LevelRun, index: number): Promise<void> {
+  // The clients begin spread over the first second, not all in the same millisecond.
+  await sleep((index * 1000) / run.concurrency);
+  while (!aborting && (run.window === undefined || now() < run.window.endsAt)) {
+    run.inFlight++;
+    let evse: string | undefined;
+    try {
+      const driver = await newDriver(run);
+      evse = await pickEvse(run);
+      await charge(run, driver, evse);
+    } catch (error) {
+      const kind = error instanceof StepFailure ? error.kind : `bench error: ${(error as Error).message}`;
+      const seen = run.failures.get(kind) ?? 0;
+      if (seen === 0) say(`  ${Math.round((now() - run.startedAt) / 1000)} s: first failure of its kind: ${kind}`);
+      run.failures.set(kind, seen + 1);
+      await sleep(1_000); // a client backs off a little after a failure
+    } finally {
+      if (evse) run.claimed.delete(evse);
+      run.inFlight--;
+      run.doneOnce.add(index);
+      if (run.doneOnce.size === run.concurrency) openWindow(run, 'every client has finished one driver');
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Outbound calls: from the service's Prometheus listener and the Stripe sandbox's delivery table
+
+interface Counters {
+  /** Our calls to CPOs (the sandbox network), after retries. */
+  ocpiCalls: number;
+  /** Our calls to the payment processor (the Stripe sandbox's API). */
+  processorCalls: number;
+  /** The sandbox network's calls to our OCPI interface (command results, Session updates, CDRs, EVSE statuses). */
+  cpoCalls: number;
+  /** The Stripe sandbox's webhook delivery attempts to us. */
+  webhookAttempts: number;
+  /** Requests of the (virtual) client apps: the API and the payment sandbox's browser stand-in. */
+  apiRequests: number;
+  tokenPushBacklog: number | undefined;
+  webhookBacklog: number | undefined;
+}
+
+/** Sums of a Prometheus text's samples named `name` whose labels pass `labels`. */
+function metricValues(metricsText: string, name: string, labels: (labels: string) => boolean = () => true): number[] {
+  const values: number[] = [];
+  for (const line of metricsText.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (match && match[1] === name && labels(match[2] ?? '')) values.push(Number(match[3]));
+  }
+  return values;
+}
+
+function metricSum(metricsText: string, name: string, labels: (labels: string) => boolean = () => true): number | undefined {
+  const values = metricValues(metricsText, name, labels);
+  return values.length > 0 ? values.reduce((a, b) => a + b, 0) : undefined;
+}
+
+interface QueueFigures {
+  /** Queued jobs, due or scheduled for later (a start deadline waits 120 s by design). */
+  queued: number;
+  /** How long the oldest due job has waited. */
+  oldestDueS: number;
+}
+
+/** Background jobs by queue (billing, hold releases, start deadlines), from the service's metrics listener. */
+async function jobQueues(bench: Bench): Promise<Map<string, QueueFigures>> {
+  const metricsText = await fetch(bench.service.metricsUrl)
+    .then((res) => res.text())
+    .catch(() => '');
+  const queues = new Map<string, QueueFigures>();
+  const read = (name: string, set: (figures: QueueFigures, value: number) => void) => {
+    for (const line of metricsText.split('\n')) {
+      const match = new RegExp(`^${name}\\{[^}]*queue="([^"]*)"[^}]*\\}\\s+(\\S+)`).exec(line);
+      if (!match) continue;
+      const queue = match[1] as string;
+      const figures = queues.get(queue) ?? { queued: 0, oldestDueS: 0 };
+      set(figures, Number(match[2]));
+      queues.set(queue, figures);
+    }
+  };
+  read('charging_access_job_queue_depth', (f, v) => {
+    f.queued = v;
+  });
+  read('charging_access_job_queue_oldest_due_seconds', (f, v) => {
+    f.oldestDueS = v;
+  });
+  return queues;
+}
+
+const queuesText = (queues: Record<string, QueueFigures>) =>
+  Object.entries(queues)
+    .filter(([, f]) => f.queued > 0 || f.oldestDueS > 0)
+    .map(([queue, f]) => `${queue} ${f.queued}${f.oldestDueS > 0 ? ` (oldest due ${f.oldestDueS.toFixed(1)} s)` : ''}`)
+    .join(', ') || 'none';
+
+async function readCounters(bench: Bench): Promise<Counters> {
+  const metricsText = await fetch(bench.service.metricsUrl)
+    .then((res) => res.text())
+    .catch(() => '');
+  const { rows } = await bench.db.query<{ attempts: number; webhooks: number; pushes: number }>(
+    `SELECT (SELECT coalesce(sum(attempts), 0)::bigint FROM stripe_sandbox.webhook_deliveries) AS attempts,
+            (SELECT count(*) FROM stripe_sandbox.webhook_deliveries WHERE next_attempt_at IS NOT NULL) AS webhooks,
+            (SELECT count(*) FROM ocpi_outbox) AS pushes`,
+  );
+  const requests = (route: (r: string) => boolean) =>
+    metricSum(metricsText, 'charging_access_http_requests_total', (labels) => route(/route="([^"]*)"/.exec(labels)?.[1] ?? '')) ?? 0;
+  return {
+    ocpiCalls: metricSum(metricsText, 'charging_access_ocpi_calls_total') ?? 0,
+    processorCalls: metricSum(metricsText, 'charging_access_payment_processor_calls_total') ?? 0,
+    cpoCalls: requests((r) => r.startsWith('/ocpi/')),
+    webhookAttempts: rows[0]?.attempts ?? 0,
+    apiRequests: requests((r) => r.startsWith('/api/') || r.startsWith('/sandbox/')),
+    tokenPushBacklog: rows[0]?.pushes,
+    webhookBacklog: rows[0]?.webhooks,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// After a level: the money and the invoices, through the database and the API
+
+interface Verification {
+  users: number;
+  sessionsByStatus: Record<string, number>;
+  /** Completed sessions with a bill (sessions without energy are not billed). */
+  billed: number;
+  notBilled: number;
+  /** Completed sessions still without a bill or invoice when the checks ran. */
+  unsettled: number;
+  /** Billed sessions whose invoice count is not exactly 1. */
+  invoicesNotOne: number;
+  /** Billed sessions whose hold's payment intent was not captured exactly once (the processor's own events). */
+  capturesNotOne: number;
+  /** Billed sessions where the processor's amount received, the bill and the invoice disagree. */
+  moneyMismatches: number;
+  offSessionCharges: number;
+  priceMismatches: number;
+  /** Of those, sessions priced with our fallback tariff (the operator sent none; the sandbox CPO then bills 0). */
+  priceMismatchesOnFallback: number;
+  failedJobs: number;
+  /** Holds of failed sessions still authorized (funds left held). */
+  heldAfterFailure: number;
+  /** Invoiced sessions (as the clients saw them) whose user's invoice list has exactly that one invoice. */
+  apiChecked: number;
+  apiNotOne: number;
+  gapless: boolean;
+  invoiceNumbers: string;
+}
+
+interface SessionRow {
+  id: string;
+  status: string;
+  step: string | null;
+  bill_gross: number | null;
+  captured: number | null;
+  charged: number | null;
+  price_mismatch: boolean | null;
+  tariff_is_fallback: boolean;
+  hold_status: string | null;
+  payment_intent_id: string | null;
+  invoices: number;
+  invoice_gross: number | null;
+}
+
+const sessionsOf = async (db: Database, users: string[]) =>
+  (
+    await db.query<SessionRow>(
+      `SELECT s.id, s.status, s.tariff_is_fallback, b.step, b.gross AS bill_gross, b.captured, b.charged, b.price_mismatch, h.status AS hold_status, h.payment_intent_id,
+              (SELECT count(*) FROM invoices i WHERE i.session_id = s.id) AS invoices,
+              (SELECT min(i.gross) FROM invoices i WHERE i.session_id = s.id) AS invoice_gross
+         FROM charging_sessions s
+         LEFT JOIN charging_bills b ON b.session_id = s.id
+         LEFT JOIN payment_holds h ON h.reference = s.hold_reference
+        WHERE s.user_id = ANY($1::uuid[])`,
+      [users],
+    )
+  ).rows;
+
+const unsettled = (rows: SessionRow[]) =>
+  rows.filter((r) => ['pending', 'active', 'stopping'].includes(r.status) || (r.status === 'completed' && r.step !== 'not_billed' && r.invoices === 0));
+
+/** Waits (at most SETTLE_TIMEOUT_MS) until no session of the level runs and every completed one is invoiced or not billed. */
+async function settledSessions(db: Database, users: string[]): Promise<SessionRow[]> {
+  const begun = now();
+  for (;;) {
+    const rows = await sessionsOf(db, users);
+    if (unsettled(rows).length === 0 || now() - begun > SETTLE_TIMEOUT_MS) return rows;
+    await sleep(1_000);
+  }
+}
+
+/** The processor's side: captures (payment_intent.succeeded events of manual-capture intents) and amounts received, by intent. */
+async function captures(db: Database, intents: string[]): Promise<Map<string, { captures: number; received: number }>> {
+  const { rows } = await db.query<{ pi: string; captures: number; received: number }>(
+    `SELECT e.data->'data'->'object'->>'id' AS pi, count(*) AS captures, max(o.received) AS received
+       FROM stripe_sandbox.events e
+       JOIN LATERAL (SELECT (data->>'amount_received')::bigint AS received FROM stripe_sandbox.objects WHERE id = e.data->'data'->'object'->>'id') o ON true
+      WHERE e.type = 'payment_intent.succeeded' AND e.data->'data'->'object'->>'capture_method' = 'manual'
+        AND e.data->'data'->'object'->>'id' = ANY($1::text[])
+      GROUP BY 1`,
+    [intents],
+  );
+  return new Map(rows.map((r) => [r.pi, { captures: r.captures, received: r.received }]));
+}
+
+async function invoiceNumbering(db: Database): Promise<{ gapless: boolean; invoiceNumbers: string }> {
+  const { rows } = await db.query<{ issuer: string; n: number; lo: number; hi: number; last_number: number | null }>(
+    `SELECT i.issuer, count(*) AS n, min(i.number) AS lo, max(i.number) AS hi, c.last_number
+       FROM invoices i LEFT JOIN invoice_counters c ON c.issuer = i.issuer GROUP BY i.issuer, c.last_number`,
+  );
+  return {
+    gapless: rows.every((r) => r.lo === 1 && r.hi === r.n && r.last_number === r.hi),
+    invoiceNumbers: rows.map((r) => `${r.issuer}: ${r.n} invoices, numbers ${r.lo}..${r.hi}, counter ${r.last_number}`).join('; ') || 'no invoices',
+  };
+}
+
+/** Through the API, as the client: each invoiced session's user has exactly one invoice, for that session. */
+async function apiInvoiceCheck(run: LevelRun): Promise<number> {
+  let wrong = 0;
+  const queue = [...run.invoiced];
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const list = await run.bench.call('check invoices', 'GET', `${USERS}/${next.userId}/invoices/`).catch(() => undefined);
+      const results = get(list?.body, 'results');
+      const one = list?.status === 200 && get(list.body, 'count') === 1 && Array.isArray(results) && get(results[0], 'charging_session_id') === next.sessionId;
+      if (!one) wrong++;
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return wrong;
+}
+
+async function verifyLevel(run: LevelRun): Promise<Verification> {
+  const { db } = run.bench;
+  const rows = await settledSessions(db, run.users);
+  const sessionsByStatus: Record<string, number> = {};
+  for (const row of rows) sessionsByStatus[row.status] = (sessionsByStatus[row.status] ?? 0) + 1;
+  const billed = rows.filter((r) => r.status === 'completed' && r.step !== null && r.step !== 'not_billed');
+  const processor = await captures(
+    db,
+    billed.flatMap((r) => (r.payment_intent_id ? [r.payment_intent_id] : [])),
+  );
+  const moneyWrong = (r: SessionRow) => {
+    const taken = processor.get(r.payment_intent_id ?? '');
+    return r.invoice_gross !== r.bill_gross || (r.captured ?? 0) + (r.charged ?? 0) !== r.bill_gross || (taken !== undefined && taken.received !== r.captured);
+  };
+  const sessionIds = rows.map((r) => r.id);
+  const { rows: jobs } = await db.query<{ n: number }>("SELECT count(*) AS n FROM jobs WHERE state = 'failed' AND payload->>'session_id' = ANY($1::text[])", [
+    sessionIds,
+  ]);
+  return {
+    users: run.users.length,
+    sessionsByStatus,
+    billed: billed.length,
+    notBilled: rows.filter((r) => r.step === 'not_billed').length,
+    unsettled: unsettled(rows).length,
+    invoicesNotOne: billed.filter((r) => r.invoices !== 1).length,
+    capturesNotOne: billed.filter((r) => processor.get(r.payment_intent_id ?? '')?.captures !== 1).length,
+    moneyMismatches: billed.filter(moneyWrong).length,
+    offSessionCharges: billed.filter((r) => (r.charged ?? 0) > 0).length,
+    priceMismatches: billed.filter((r) => r.price_mismatch).length,
+    priceMismatchesOnFallback: billed.filter((r) => r.price_mismatch && r.tariff_is_fallback).length,
+    failedJobs: jobs[0]?.n ?? 0,
+    heldAfterFailure: rows.filter((r) => r.status === 'failed' && ['authorized', 'pending', 'requires_action'].includes(r.hold_status ?? '')).length,
+    apiChecked: run.invoiced.length,
+    apiNotOne: await apiInvoiceCheck(run),
+    ...(await invoiceNumbering(db)),
+  };
+}
+
+const verificationPassed = (v: Verification) =>
+  v.invoicesNotOne === 0 && v.capturesNotOne === 0 && v.moneyMismatches === 0 && v.apiNotOne === 0 && v.unsettled === 0 && v.failedJobs === 0;
+
+// ---------------------------------------------------------------------------
+// One level
+
+interface Spread {
+  p50: number | undefined;
+  p99: number | undefined;
+  n: number;
+}
+
+interface LevelResult {
+  concurrency: number;
+  /** From the level's start until every client had finished one driver (the window then opens). */
+  warmupS: number;
+  windowS: number;
+  /** From the window's end until the last client finished its driver. */
+  drainS: number;
+  /** Sessions whose invoice a client saw within the window, per minute of window. */
+  perMinute: number;
+  invoicedInWindow: number;
+  invoiced: number;
+  /** Of sessions whose start was sent within the window (each followed to its end). */
+  startMs: Spread;
+  toActiveMs: Spread;
+  toInvoicedMs: Spread;
+  stopMs: Spread;
+  stopToCompletedMs: Spread;
+  completedToInvoicedMs: Spread;
+  /** Every failure of the level, ramp-up and drain included. */
+  failures: Record<string, number>;
+  failureCount: number;
+  verification: Verification;
+  /** At the level's start, highest of the level, after the drain. */
+  rssMiB: { start: number; peak: number; end: number };
+  /** Within the window. */
+  cpuS: { service: number; postgres: number; bench: number };
+  serviceCpuSPerInvoiced: number | undefined;
+  outbound: { ocpi: number; processor: number; cpo: number; webhooks: number; total: number; serviceCpuMsPerCall: number | undefined };
+  /** Requests of the client apps, and the service's CPU per HTTP exchange of either kind. */
+  apiRequests: number;
+  serviceCpuMsPerExchange: number | undefined;
+  backlogAtEnd: { tokenPushes: number | undefined; webhooks: number | undefined };
+  /** Sampled every 10 s, per queue: the most background jobs queued, the longest a due one had waited. */
+  jobsPeak: Record<string, QueueFigures>;
+  serviceProblems: Record<string, number>;
+}
+
+const spread = (values: number[]): Spread => ({ p50: percentile(values, 50), p99: percentile(values, 99), n: values.length });
+
+async function progress(run: LevelRun): Promise<void> {
+  const failures = [...run.failures.values()].reduce((a, b) => a + b, 0);
+  const latest = run.bench.sampler.samples.at(-1);
+  const jobs = await jobQueues(run.bench);
+  for (const [queue, figures] of jobs) {
+    const peak = run.jobsPeak[queue] ?? { queued: 0, oldestDueS: 0 };
+    run.jobsPeak[queue] = { queued: Math.max(peak.queued, figures.queued), oldestDueS: Math.max(peak.oldestDueS, figures.oldestDueS) };
+  }
+  say(
+    `  ${Math.round((now() - run.startedAt) / 1000)} s: ${run.invoiced.length} invoiced, ${run.inFlight} drivers in flight, ${failures} failures, ` +
+      `service RSS ${fixed(latest?.rssMiB, 0)} MiB; jobs queued: ${queuesText(Object.fromEntries(jobs))}`,
+  );
+}
+
+interface Marks {
+  level: Sample;
+  windowStart: Mark;
+  windowEnd: Mark;
+  drainEnd: Mark;
+}
+
+/** The window's figures: throughput, latencies of the sessions started in it, CPU and outbound calls in it. */
+async function windowFigures(run: LevelRun, marks: Marks) {
+  const from = marks.windowStart.at;
+  const to = marks.windowEnd.at;
+  const inWindow = run.invoiced.filter((i) => i.invoicedAt >= from && i.invoicedAt <= to);
+  const startedIn = run.invoiced.filter((i) => i.startedAt >= from && i.startedAt <= to);
+  const [first, last] = [marks.windowStart.sample, marks.windowEnd.sample];
+  const cpu = { service: last.serviceCpuS - first.serviceCpuS, postgres: last.postgresCpuS - first.postgresCpuS, bench: last.benchCpuS - first.benchCpuS };
+  const [before, after] = await Promise.all([marks.windowStart.counters, marks.windowEnd.counters]);
+  const outbound = {
+    ocpi: after.ocpiCalls - before.ocpiCalls,
+    processor: after.processorCalls - before.processorCalls,
+    cpo: after.cpoCalls - before.cpoCalls,
+    webhooks: after.webhookAttempts - before.webhookAttempts,
+  };
+  const total = outbound.ocpi + outbound.processor + outbound.cpo + outbound.webhooks;
+  const apiRequests = after.apiRequests - before.apiRequests;
+  return {
+    perMinute: inWindow.length / ((to - from) / 60_000),
+    invoicedInWindow: inWindow.length,
+    startMs: spread(run.startAnswers.filter((s) => s.at >= from && s.at <= to).map((s) => s.ms)),
+    toActiveMs: spread(startedIn.map((i) => i.toActiveMs)),
+    toInvoicedMs: spread(startedIn.map((i) => i.toInvoicedMs)),
+    stopMs: spread(startedIn.map((i) => i.stopMs)),
+    stopToCompletedMs: spread(startedIn.map((i) => i.stopToCompletedMs)),
+    completedToInvoicedMs: spread(startedIn.map((i) => i.completedToInvoicedMs)),
+    cpuS: cpu,
+    serviceCpuSPerInvoiced: inWindow.length > 0 ? cpu.service / inWindow.length : undefined,
+    outbound: { ...outbound, total, serviceCpuMsPerCall: total > 0 ? (cpu.service * 1000) / total : undefined },
+    apiRequests,
+    serviceCpuMsPerExchange: total + apiRequests > 0 ? (cpu.service * 1000) / (total + apiRequests) : undefined,
+  };
+}
+
+async function summarise(run: LevelRun, marks: Marks) {
+  const during = run.bench.sampler.samples.filter((s) => s.at >= marks.level.at && s.at <= marks.drainEnd.at);
+  const atEnd = await marks.drainEnd.counters;
+  return {
+    concurrency: run.concurrency,
+    warmupS: (marks.windowStart.at - run.startedAt) / 1000,
+    windowS: (marks.windowEnd.at - marks.windowStart.at) / 1000,
+    drainS: (marks.drainEnd.at - marks.windowEnd.at) / 1000,
+    invoiced: run.invoiced.length,
+    ...(await windowFigures(run, marks)),
+    failures: Object.fromEntries([...run.failures.entries()].sort((a, b) => b[1] - a[1])),
+    failureCount: [...run.failures.values()].reduce((a, b) => a + b, 0),
+    rssMiB: { start: marks.level.rssMiB, peak: Math.max(...during.map((s) => s.rssMiB), marks.drainEnd.sample.rssMiB), end: marks.drainEnd.sample.rssMiB },
+    backlogAtEnd: { tokenPushes: atEnd.tokenPushBacklog, webhooks: atEnd.webhookBacklog },
+    jobsPeak: run.jobsPeak,
+  };
+}
+
+/** Longest ramp-up: then the window opens even if some client has not finished its first driver. */
+const WARMUP_CAP_MS = 300_000;
+
+async function runLevel(bench: Bench, concurrency: number): Promise<LevelResult> {
+  say(`\n== ${concurrency} concurrent drivers: ramp-up until each has finished one, then ${bench.options.durationS} s measured`);
+  const level = bench.sampler.sample() ?? (bench.sampler.samples.at(-1) as Sample);
+  const run: LevelRun = {
+    bench,
+    concurrency,
+    startedAt: now(),
+    window: undefined,
+    doneOnce: new Set(),
+    invoiced: [],
+    startAnswers: [],
+    failures: new Map(),
+    users: [],
+    claimed: new Set(),
+    inFlight: 0,
+    drivers: 0,
+    jobsPeak: {},
+  };
+  const ticker = setInterval(() => void progress(run), 10_000);
+  const cap = setTimeout(() => openWindow(run, `no window yet after ${WARMUP_CAP_MS / 1000} s`), WARMUP_CAP_MS);
+  await Promise.all(Array.from({ length: concurrency }, (_, i) => virtualClient(run, i)));
+  clearInterval(ticker);
+  clearTimeout(cap);
+  if (!run.window) throw new Error('the level ended before its window opened (interrupted)');
+  const windowEnd = await run.window.closed;
+  const drainEnd = mark(bench);
+  say(`  window over; the last drivers finished ${seconds(drainEnd.at - windowEnd.at)} later; checking invoices and captures`);
+  const verification = await verifyLevel(run);
+  const problems = await logProblems(bench.logOffset);
+  bench.logOffset = problems.size;
+  return {
+    ...(await summarise(run, { level, windowStart: run.window.start, windowEnd, drainEnd })),
+    verification,
+    serviceProblems: Object.fromEntries([...problems.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15)),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Report
+
+const pair = (s: Spread) => `${seconds(s.p50)} / ${seconds(s.p99)}`;
+
+function printLevel(r: LevelResult): void {
+  const v = r.verification;
+  say(
+    `  invoiced sessions/min   ${r.perMinute.toFixed(1)} (${r.invoicedInWindow} invoices seen in the ${r.windowS.toFixed(0)} s window, after a ` +
+      `${r.warmupS.toFixed(1)} s ramp-up; ${r.invoiced} in all, the last ${r.drainS.toFixed(1)} s after the window)`,
+  );
+  say(`  start p50 / p99         ${pair(r.startMs)} (${r.startMs.n} starts answered, sent within the window)`);
+  say(`  start -> active         ${pair(r.toActiveMs)} (${r.toActiveMs.n} invoiced sessions started within the window)`);
+  say(`  start -> invoiced       ${pair(r.toInvoicedMs)}`);
+  say(
+    `    of which              stop answer ${pair(r.stopMs)}, stop -> completed ${pair(r.stopToCompletedMs)}, ` +
+      `completed -> invoice ${pair(r.completedToInvoicedMs)} (p50 / p99 each)`,
+  );
+  say(`  failures                ${r.failureCount} in the whole level (the scenario asks for none: every one is unrequested)`);
+  for (const [kind, n] of Object.entries(r.failures)) say(`    ${String(n).padStart(5)}  ${kind}  [not asked for]`);
+  say(
+    `  checks                  ${v.billed} billed sessions: invoice count != 1: ${v.invoicesNotOne}, capture count != 1: ${v.capturesNotOne}, ` +
+      `amounts disagreeing: ${v.moneyMismatches}; API invoice lists not exactly that one invoice: ${v.apiNotOne} of ${v.apiChecked}; ` +
+      `${v.gapless ? 'gapless' : 'NOT gapless'} (${v.invoiceNumbers}) -> ${verificationPassed(v) && v.gapless ? 'OK' : 'WRONG'}`,
+  );
+  say(
+    `  sessions                ${Object.entries(v.sessionsByStatus)
+      .map(([status, n]) => `${n} ${status}`)
+      .join(', ')} of ${v.users} users; not billed (no energy) ${v.notBilled}, unsettled after ${SETTLE_TIMEOUT_MS / 1000} s ${v.unsettled}, ` +
+      `off-session charges ${v.offSessionCharges}, CDR/engine price mismatches ${v.priceMismatches} (${v.priceMismatchesOnFallback} on our fallback tariff), failed jobs ${v.failedJobs}, ` +
+      `holds of failed sessions still held ${v.heldAfterFailure}`,
+  );
+  say(
+    `  service process         RSS ${r.rssMiB.start.toFixed(0)} -> peak ${r.rssMiB.peak.toFixed(0)} -> ${r.rssMiB.end.toFixed(0)} MiB (level start, peak, after the drain); ` +
+      `CPU in the window ${r.cpuS.service.toFixed(1)} s (${fixed(r.serviceCpuSPerInvoiced, 3)} s per invoiced session, ${fixed(r.cpuS.service / r.windowS, 2)} cores); ` +
+      `PostgreSQL ${r.cpuS.postgres.toFixed(1)} s (${fixed(r.cpuS.postgres / r.windowS, 2)} cores), bench ${r.cpuS.bench.toFixed(1)} s`,
+  );
+  const o = r.outbound;
+  say(
+    `  outbound calls          ${o.total} in the window (OCPI to CPO ${o.ocpi}, to the processor ${o.processor}, CPO to us ${o.cpo}, webhooks ${o.webhooks}); ` +
+      `${fixed(r.invoicedInWindow > 0 ? o.total / r.invoicedInWindow : undefined, 1)} per invoiced session; all service CPU / calls = ${fixed(o.serviceCpuMsPerCall, 2)} ms per call`,
+  );
+  say(
+    `  client requests         ${r.apiRequests} (API and payment sandbox); all service CPU / (requests + outbound calls) = ` +
+      `${fixed(r.serviceCpuMsPerExchange, 2)} ms per HTTP exchange`,
+  );
+  say(
+    `  backlogs                after the drain: token pushes ${r.backlogAtEnd.tokenPushes ?? 'n/a'}, webhook deliveries ${r.backlogAtEnd.webhooks ?? 'n/a'}; ` +
+      `highest jobs queued during the level (read every 10 s): ${queuesText(r.jobsPeak)}`,
+  );
+  const problems = Object.entries(r.serviceProblems);
+  if (problems.length > 0) {
+    say('  service warnings/errors during the level (most frequent first):');
+    for (const [message, n] of problems) say(`    ${String(n).padStart(5)}  ${message}`);
+  }
+}
+
+interface Target {
+  figure: string;
+  measured: string;
+  target: string;
+  pass: boolean | undefined;
+}
+
+function targets(levels: LevelResult[]): Target[] {
+  const base = levels[0] as LevelResult;
+  const rows: Target[] = [];
+  for (const r of levels) {
+    const at = `${r.concurrency} concurrent`;
+    if (r !== base) {
+      const ratio = r.perMinute / base.perMinute;
+      rows.push({
+        figure: `${at}: throughput / ${base.concurrency}-level throughput`,
+        measured: fixed(ratio, 2),
+        target: '>= 0.95 (rises or flat)',
+        pass: ratio >= 0.95,
+      });
+    }
+    rows.push({ figure: `${at}: failures the scenario does not ask for`, measured: String(r.failureCount), target: '0', pass: r.failureCount === 0 });
+    const checked = verificationPassed(r.verification) && r.verification.gapless;
+    rows.push({
+      figure: `${at}: one invoice and one capture per completed session, gapless numbers`,
+      measured: checked ? 'yes' : 'no',
+      target: 'yes',
+      pass: checked,
+    });
+    const perCall = r.outbound.serviceCpuMsPerCall;
+    rows.push({
+      figure: `${at}: service CPU per outbound call (all its CPU / calls)`,
+      measured: `${fixed(perCall, 2)} ms`,
+      target: '<= 1.5 ms',
+      pass: perCall === undefined ? undefined : perCall <= 1.5,
+    });
+    rows.push({ figure: `${at}: service RSS peak`, measured: `${r.rssMiB.peak.toFixed(0)} MiB`, target: '< 600 MiB', pass: r.rssMiB.peak < 600 });
+    if (r.concurrency === 100) {
+      rows.push({ figure: `${at}: invoiced sessions/min`, measured: r.perMinute.toFixed(1), target: '>= 600', pass: r.perMinute >= 600 });
+      const startP99 = r.startMs.p99;
+      rows.push({ figure: `${at}: start p99`, measured: seconds(startP99), target: '<= 1 s', pass: startP99 !== undefined && startP99 <= 1_000 });
+      const invoicedP99 = r.toInvoicedMs.p99;
+      rows.push({
+        figure: `${at}: start -> invoiced p99`,
+        measured: seconds(invoicedP99),
+        target: '<= 10 s',
+        pass: invoicedP99 !== undefined && invoicedP99 <= 10_000,
+      });
+    }
+  }
+  if (!levels.some((r) => r.concurrency === 100))
+    rows.push({
+      figure: '100 concurrent: throughput, start p99, start -> invoiced p99',
+      measured: 'not run',
+      target: '>= 600/min, <= 1 s, <= 10 s',
+      pass: undefined,
+    });
+  return rows;
+}
+
+const verdict = (pass: boolean | undefined) => (pass === undefined ? '-' : pass ? 'PASS' : '**FAIL**');
+
+function printTables(levels: LevelResult[], rows: Target[]): void {
+  const base = levels[0] as LevelResult;
+  say('\n## Targets (issue 17)\n');
+  say('| Figure | Measured | Target | Result |\n| --- | ---: | --- | --- |');
+  for (const t of rows) say(`| ${t.figure} | ${t.measured} | ${t.target} | ${verdict(t.pass)} |`);
+  say(`\n## Per level (ratio: throughput / the ${base.concurrency}-level throughput of this run)\n`);
+  say(
+    '| concurrent | invoiced/min | ratio | start p50 / p99 | start -> active p50 / p99 | start -> invoiced p50 / p99 | failures | invoices, captures, numbers | RSS start / peak / end | service CPU per invoiced session | CPU per outbound call |',
+  );
+  say('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |');
+  for (const r of levels) {
+    const checked = verificationPassed(r.verification) && r.verification.gapless ? 'OK' : '**WRONG**';
+    say(
+      `| ${r.concurrency} | ${r.perMinute.toFixed(1)} | ${fixed(r.perMinute / base.perMinute, 2)} | ${pair(r.startMs)} | ${pair(r.toActiveMs)} | ${pair(r.toInvoicedMs)} | ` +
+        `${r.failureCount} | ${checked} | ${r.rssMiB.start.toFixed(0)} / ${r.rssMiB.peak.toFixed(0)} / ${r.rssMiB.end.toFixed(0)} MiB | ` +
+        `${fixed(r.serviceCpuSPerInvoiced, 3)} s | ${fixed(r.outbound.serviceCpuMsPerCall, 2)} ms |`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+/** SHUTDOWN_GRACE_MS of the service (its default: the bench does not set it). */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function measure(options: Options): Promise<void> {
+  const bench = await setUp(options);
+  const levels: LevelResult[] = [];
+  for (const concurrency of options.levels) {
+    if (aborting) return;
+    const result = await runLevel(bench, concurrency);
+    printLevel(result);
+    levels.push(result);
+  }
+  bench.sampler.stop();
+  if (options.statements) await printStatements(bench.db);
+  say('\n== shutdown (SIGTERM) with whatever backlog is left');
+  const backlog = await readCounters(bench);
+  const stopped = await stopService(bench.service);
+  say(
+    `  token pushes waiting ${backlog.tokenPushBacklog ?? 'n/a'}: the service ${stopped ? `${stopped.how} ${seconds(stopped.ms)} after SIGTERM` : 'had already exited'}`,
+  );
+  if (levels.length === 0) return;
+  const rows = targets(levels);
+  rows.push({
+    figure: `shutdown with ${backlog.tokenPushBacklog ?? '?'} token pushes waiting`,
+    measured: stopped ? `${seconds(stopped.ms)}, ${stopped.how}` : 'already exited',
+    target: `<= SHUTDOWN_GRACE_MS (${SHUTDOWN_GRACE_MS / 1000} s), exit code 0`,
+    pass: stopped !== undefined && stopped.ms <= SHUTDOWN_GRACE_MS + 1_000 && stopped.how === 'exited with code 0',
+  });
+  printTables(levels, rows);
+  if (options.jsonOut) {
+    const machine = { cpus: os.cpus().length, loadavg: os.loadavg(), node: process.version };
+    await writeFile(options.jsonOut, `${JSON.stringify({ options, machine, levels, targets: rows, shutdown: stopped ?? null }, null, 2)}\n`);
+    say(`\nfigures written to ${options.jsonOut}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions();
+  say(
+    `charging lifecycle bench: levels ${options.levels.join(', ')}, ${options.durationS} s each; ${options.locations} locations, ` +
+      `time compression ${options.compression}x, ${options.chargeMs / 1000} s charging; ${os.cpus().length} CPUs, load average ${os.loadavg()[0]?.toFixed(2)}`,
+  );
+  const interrupted = (signal: string) => {
+    if (aborting) return;
+    aborting = true;
+    say(`\n${signal}: stopping what the bench started`);
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.on('SIGINT', () => interrupted('SIGINT'));
+  process.on('SIGTERM', () => interrupted('SIGTERM'));
+  let exitCode = 0;
+  try {
+    await measure(options);
+  } catch (error) {
+    exitCode = 1;
+    if (!aborting) {
+      say(`\nthe bench failed: ${(error as Error).stack ?? error}`);
+      say(`last lines of the service log:\n${await logTail()}`);
+    }
+  } finally {
+    if (options.keepLog && started.service) await copyFile(started.service.logFile, options.keepLog).catch(() => {});
+    await cleanup();
+  }
+  if (!aborting) process.exit(exitCode);
+}
+
+await main();
