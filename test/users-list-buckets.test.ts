@@ -123,8 +123,13 @@ describe('users list buckets', () => {
       await client.query('BEGIN');
       await insertUser(client, { id: randomUUID(), client_id: clientId, email: null, locale: 'en', external_id: null, created_at: at(2 * i + 1) });
     }
-    const settling = settleUserList(db, clientId, BUCKET);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const settling = settleUserList(db, clientId, BUCKET, 30_000);
+    // Once the settle waits for their lock, they commit.
+    for (;;) {
+      const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+      if ((rows[0]?.n ?? 0) > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     for (const { client, release } of open) {
       await client.query('COMMIT');
       release();

@@ -147,10 +147,13 @@ async function usersPage(db: Queryable, clientId: string, page: { limit: number;
   return { count: first?.total ?? 0, rows: users };
 }
 
-/** Cuts full buckets off the client's head (migration 0018); a client's change in flight for long makes it give up until the next page. */
-export async function settleUserList(db: Queryable, clientId: string, bucketSize: number = USER_LIST_BUCKET_SIZE): Promise<number> {
+/**
+ * Cuts full buckets off the client's head (migration 0018). It waits at most `waitMs` for the client's sign-ups in
+ * flight (new ones wait behind it meanwhile), then gives up until the next page: 0 buckets.
+ */
+export async function settleUserList(db: Queryable, clientId: string, bucketSize: number = USER_LIST_BUCKET_SIZE, waitMs = 50): Promise<number> {
   try {
-    const { rows } = await db.query<{ made: number }>('SELECT settle_user_list_buckets($1, $2) AS made', [clientId, bucketSize]);
+    const { rows } = await db.query<{ made: number }>('SELECT settle_user_list_buckets($1, $2, $3) AS made', [clientId, bucketSize, waitMs]);
     return rows[0]?.made ?? 0;
   } catch (error) {
     if ((error as { code?: string }).code === '55P03') return 0; // lock_not_available
