@@ -47,18 +47,15 @@ export function outboundAgent(url: URL, pinnedCertificatePem?: string): HttpAgen
 }
 
 /**
- * A kept-alive socket that the server had closed as we reused it: the request
- * never reached the server, so sending it again on a new connection is safe
- * whatever its method (Node's documented pattern for `reusedSocket`).
+ * A kept-alive socket reset as we reused it, before any answer: almost always
+ * a server closing an idle connection just as we sent, so the request is sent
+ * once more on a new connection whatever its method (Node's documented
+ * pattern for `reusedSocket`). A server that took the request and then died
+ * would see it twice: the agents honour a server's Keep-Alive hint, which
+ * keeps that race rare, and what we send this way (OCPI calls, webhook
+ * deliveries) is retried elsewhere already.
  */
 export function isStaleConnection(request: ClientRequest, error: unknown): boolean {
   const code = (error as { code?: string } | undefined)?.code;
   return request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE');
-}
-
-/** Closes the idle pooled connections (shutdown, tests). */
-export function closeIdleOutboundConnections(): void {
-  for (const agent of [plainAgent, publicTlsAgent, ...pinnedAgents.values()]) {
-    for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
-  }
 }
