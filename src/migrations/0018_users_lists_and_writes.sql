@@ -80,14 +80,16 @@ CREATE TRIGGER user_list_buckets_updated AFTER UPDATE ON users FOR EACH ROW
 CREATE TRIGGER user_list_buckets_truncated AFTER TRUNCATE ON users FOR EACH STATEMENT EXECUTE FUNCTION user_list_buckets_truncated();
 
 -- Cuts buckets of `size` users off the client's head (oldest first), leaving it fewer than `size` + 1 users; returns
--- how many it made. Waits at most lock_timeout for the client's changes in flight (then fails with 55P03: try later).
-CREATE FUNCTION settle_user_list_buckets(client uuid, size integer) RETURNS integer
-LANGUAGE plpgsql VOLATILE SET lock_timeout = '50ms' AS $$
+-- how many it made. Waits at most `wait_ms` for the client's changes in flight (then fails with 55P03: try later).
+CREATE FUNCTION settle_user_list_buckets(client uuid, size integer, wait_ms integer) RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   top_at timestamptz;
   top_id uuid;
   made integer;
+  previous_timeout text := current_setting('lock_timeout');
 BEGIN
+  PERFORM set_config('lock_timeout', wait_ms || 'ms', true);
   PERFORM pg_advisory_xact_lock(user_list_lock_key(client));
   SELECT hi_created_at, hi_id INTO top_at, top_id FROM user_list_buckets
    WHERE client_id = client ORDER BY hi_created_at DESC, hi_id DESC LIMIT 1;
@@ -100,6 +102,7 @@ BEGIN
              AND (u.created_at, u.id) >= (coalesce(top_at, '-infinity'), coalesce(top_id, '00000000-0000-0000-0000-000000000000'))) h
    WHERE h.n > 1 AND (h.n - 1) % size = 0;
   GET DIAGNOSTICS made = ROW_COUNT;
+  PERFORM set_config('lock_timeout', previous_timeout, true);
   RETURN made;
 END $$;
 
