@@ -1,0 +1,96 @@
+// Client events (issue 19): the one way an event comes into being. recordEvent is called on the connection of the
+// change that causes it (a transaction), so the event commits or rolls back with that change: an outbox. In the same
+// statement it fans the event out to the client's enabled webhook endpoints that subscribe to its type (one
+// webhook_deliveries row each, due now), and NOTIFYs EVENTS_CHANNEL (delivered at commit) so that delivery workers
+// and live streams of every process wake up.
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../platform/db.ts';
+
+/** Every event type a client can receive, in the order the API documents them. */
+export const EVENT_TYPES = [
+  'charging_session.pending',
+  'charging_session.active',
+  'charging_session.stopping',
+  'charging_session.completed',
+  'charging_session.failed',
+  'charging_session.progress',
+  'invoice.created',
+  'payment_method.attached',
+  'payment_method.detached',
+  'debt.created',
+  'debt.paid',
+  'user.deleted',
+  'ping',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** An endpoint's subscription to every event type. */
+export const ALL_EVENTS = '*';
+
+/** PostgreSQL channel: payload `{"seq":N,"client_id":"...","session_id":"..."|null}` once an event commits. */
+export const EVENTS_CHANNEL = 'client_events';
+
+/** What a client receives: the webhook body and the Server-Sent Event's data, byte for byte the same JSON. */
+export interface EventBody {
+  id: string;
+  type: EventType;
+  /** ISO 8601, from the injectable clock. */
+  created_at: string;
+  data: { object: unknown };
+  /** The user the event is about; null for client-level events (ping). */
+  user_id: string | null;
+}
+
+export interface NewEvent {
+  clientId: string;
+  userId: string | null;
+  type: EventType;
+  /** The object as the API shows it (e.g. the charging session as GET .../charging-sessions/<id>/ answers). */
+  object: unknown;
+  /** For charging_session.* events: the session, so that its live stream finds the event. */
+  sessionId?: string | undefined;
+  /** Deliver to this endpoint only, whatever it subscribes to (the endpoint's test ping); default: fan out. */
+  endpointId?: string | undefined;
+}
+
+export interface RecordedEvent {
+  seq: number;
+  body: EventBody;
+  /** Deliveries created for it (endpoints it was fanned out to). */
+  deliveries: number;
+}
+
+/**
+ * Records `event` on `q` (pass the transaction of the change that causes it) and creates its deliveries.
+ * Nothing is sent here: the delivery workers send after the commit.
+ */
+export async function recordEvent(q: Queryable, event: NewEvent, now: Date): Promise<RecordedEvent> {
+  const body: EventBody = {
+    id: randomUUID(),
+    type: event.type,
+    created_at: now.toISOString(),
+    data: { object: event.object },
+    user_id: event.userId,
+  };
+  const { rows } = await q.query<{ seq: number; deliveries: number }>(
+    `WITH event AS (
+       INSERT INTO client_events (id, client_id, user_id, type, session_id, body, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       RETURNING seq
+     ), fanned AS (
+       INSERT INTO webhook_deliveries (id, endpoint_id, client_id, event_seq, event_id, event_type, next_attempt_at, created_at)
+       SELECT gen_random_uuid(), e.id, e.client_id, (SELECT seq FROM event), $1, $4, $7, $7
+         FROM webhook_endpoints e
+        WHERE e.client_id = $2
+          AND (CASE WHEN $8::uuid IS NULL THEN e.enabled AND ($4 = ANY (e.events) OR '${ALL_EVENTS}' = ANY (e.events)) ELSE e.id = $8 END)
+       RETURNING 1
+     )
+     SELECT (SELECT seq FROM event) AS seq, (SELECT count(*) FROM fanned) AS deliveries,
+            pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', (SELECT seq FROM event), 'client_id', $2::uuid, 'session_id', $5::uuid)::text)`,
+    [body.id, event.clientId, event.userId, event.type, event.sessionId ?? null, JSON.stringify(body), now, event.endpointId ?? null],
+  );
+  const row = rows[0];
+  if (!row) throw new Error('recordEvent: the event was not written');
+  return { seq: row.seq, body, deliveries: row.deliveries };
+}

@@ -1,0 +1,112 @@
+// The client events outbox (src/modules/events/outbox.ts) on a real PostgreSQL: an event commits or rolls back with
+// the transaction it is recorded in, it is fanned out to exactly the client's enabled endpoints that subscribe to
+// its type (or '*'), a ping reaches only its endpoint, and the NOTIFY arrives at commit, not before.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { type EventBody, EVENTS_CHANNEL, recordEvent } from '../src/modules/events/outbox.ts';
+import { type Database, listen } from '../src/platform/db.ts';
+import { createTestDatabase } from './helpers.ts';
+
+let db: Database;
+let drop: () => Promise<void>;
+const now = new Date('2026-11-24T10:00:00Z');
+
+before(async () => {
+  ({ db, drop } = await createTestDatabase());
+});
+after(() => drop());
+
+async function newClient(): Promise<string> {
+  const id = randomUUID();
+  await db.query(`INSERT INTO api_clients (id, name, created_at) VALUES ($1, $2, $3)`, [id, `client ${id}`, now]);
+  return id;
+}
+
+async function newEndpoint(clientId: string, events: string[], enabled = true): Promise<string> {
+  const id = randomUUID();
+  await db.query(
+    `INSERT INTO webhook_endpoints (id, client_id, url, events, enabled, created_at, updated_at) VALUES ($1, $2, 'https://example.org/hook', $3, $4, $5, $5)`,
+    [id, clientId, events, enabled, now],
+  );
+  return id;
+}
+
+async function deliveriesOf(eventId: string): Promise<string[]> {
+  const { rows } = await db.query<{ endpoint_id: string }>('SELECT endpoint_id FROM webhook_deliveries WHERE event_id = $1 ORDER BY endpoint_id', [eventId]);
+  return rows.map((r) => r.endpoint_id);
+}
+
+describe('client events outbox', () => {
+  it('fans an event out to the enabled endpoints of its client that subscribe to its type', async () => {
+    const client = await newClient();
+    const other = await newClient();
+    const all = await newEndpoint(client, ['*']);
+    const typed = await newEndpoint(client, ['invoice.created', 'charging_session.active']);
+    await newEndpoint(client, ['debt.created']);
+    await newEndpoint(client, ['*'], false);
+    await newEndpoint(other, ['*']);
+    const userId = randomUUID();
+    const recorded = await db.transaction((tx) =>
+      recordEvent(tx, { clientId: client, userId, type: 'invoice.created', object: { id: 'inv', total: 1234 } }, now),
+    );
+    assert.equal(recorded.deliveries, 2);
+    assert.deepEqual(await deliveriesOf(recorded.body.id), [all, typed].sort());
+    const { rows } = await db.query<{ body: EventBody; client_id: string; type: string }>('SELECT body, client_id, type FROM client_events WHERE seq = $1', [recorded.seq]);
+    assert.deepEqual(rows[0]?.body, { id: recorded.body.id, type: 'invoice.created', created_at: now.toISOString(), data: { object: { id: 'inv', total: 1234 } }, user_id: userId });
+    assert.equal(rows[0]?.client_id, client);
+  });
+
+  it('rolls back with the change it belongs to', async () => {
+    const client = await newClient();
+    await newEndpoint(client, ['*']);
+    let eventId = '';
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        eventId = (await recordEvent(tx, { clientId: client, userId: null, type: 'user.deleted', object: {} }, now)).body.id;
+        throw new Error('the change failed');
+      }),
+      /the change failed/,
+    );
+    const { rows } = await db.query('SELECT 1 FROM client_events WHERE id = $1', [eventId]);
+    assert.equal(rows.length, 0);
+    assert.deepEqual(await deliveriesOf(eventId), []);
+  });
+
+  it('sends a ping to the one endpoint named, even one subscribed to nothing of it', async () => {
+    const client = await newClient();
+    const target = await newEndpoint(client, ['debt.paid']);
+    await newEndpoint(client, ['*']);
+    const recorded = await recordEvent(db, { clientId: client, userId: null, type: 'ping', object: { message: 'ping' }, endpointId: target }, now);
+    assert.deepEqual(await deliveriesOf(recorded.body.id), [target]);
+  });
+
+  it('notifies listeners at commit, with the sequence number and the session', async () => {
+    const client = await newClient();
+    const sessionId = randomUUID();
+    const heard: string[] = [];
+    const listener = listen(db, EVENTS_CHANNEL, (payload) => {
+      if (payload) heard.push(payload);
+    });
+    try {
+      // LISTEN is issued asynchronously: wait until a notification of our own comes through.
+      const deadline = Date.now() + 5_000;
+      while (heard.length === 0 && Date.now() < deadline) {
+        await db.query(`SELECT pg_notify($1, 'warm-up')`, [EVENTS_CHANNEL]);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      heard.length = 0;
+      let seq = 0;
+      await db.transaction(async (tx) => {
+        seq = (await recordEvent(tx, { clientId: client, userId: randomUUID(), type: 'charging_session.active', object: {}, sessionId }, now)).seq;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        assert.deepEqual(heard, [], 'nothing is heard before the commit');
+      });
+      const until = Date.now() + 5_000;
+      while (heard.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.deepEqual(JSON.parse(heard[0] ?? 'null'), { seq, client_id: client, session_id: sessionId });
+    } finally {
+      await listener.stop();
+    }
+  });
+});
