@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { type EventBody, EVENTS_CHANNEL, recordEvent } from '../src/modules/events/outbox.ts';
+import { EVENTS_CHANNEL, type EventBody, recordEvent } from '../src/modules/events/outbox.ts';
 import { type Database, listen } from '../src/platform/db.ts';
 import { createTestDatabase } from './helpers.ts';
 
@@ -52,8 +52,16 @@ describe('client events outbox', () => {
     );
     assert.equal(recorded.deliveries, 2);
     assert.deepEqual(await deliveriesOf(recorded.body.id), [all, typed].sort());
-    const { rows } = await db.query<{ body: EventBody; client_id: string; type: string }>('SELECT body, client_id, type FROM client_events WHERE seq = $1', [recorded.seq]);
-    assert.deepEqual(rows[0]?.body, { id: recorded.body.id, type: 'invoice.created', created_at: now.toISOString(), data: { object: { id: 'inv', total: 1234 } }, user_id: userId });
+    const { rows } = await db.query<{ body: EventBody; client_id: string; type: string }>('SELECT body, client_id, type FROM client_events WHERE seq = $1', [
+      recorded.seq,
+    ]);
+    assert.deepEqual(rows[0]?.body, {
+      id: recorded.body.id,
+      type: 'invoice.created',
+      created_at: now.toISOString(),
+      data: { object: { id: 'inv', total: 1234 } },
+      user_id: userId,
+    });
     assert.equal(rows[0]?.client_id, client);
   });
 
