@@ -915,3 +915,81 @@ describe('two sandbox processes on one database share the webhook endpoints', ()
     }
   });
 });
+
+describe('a backlog of webhook deliveries', () => {
+  let ctx: TestContext;
+  let server: Server;
+  /** Requests the receiver holds without answering, until `release`. */
+  const held: { end: () => void }[] = [];
+  let holding = true;
+  let inFlight = 0;
+  let mostInFlight = 0;
+  let answered = 0;
+
+  before(async () => {
+    ctx = await setupTestApp();
+    server = createServer((req, res) => {
+      inFlight++;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      res.on('close', () => inFlight--);
+      req.resume();
+      req.on('end', () => {
+        const end = () => {
+          answered++;
+          res.writeHead(200).end('{}');
+        };
+        if (holding) held.push({ end });
+        else end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await ctx.sandbox.addWebhookEndpoint({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` });
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await ctx?.close();
+  });
+
+  const until = async (condition: () => boolean, what: string) => {
+    const deadline = Date.now() + 10_000;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
+  test('goes out 32 at a time; a sandbox that closes cuts off what is in flight and loses nothing', async () => {
+    const events = 100;
+    for (let i = 0; i < events; i++) {
+      const res = await fetch(`${ctx.sandbox.url}/v1/customers`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ctx.sandbox.keys.secretKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `email=backlog-${i}%40example.com`,
+      });
+      assert.equal(res.status, 200);
+    }
+    // A second sandbox process on the same database delivers; the receiver answers none of them.
+    const other = await createStripeSandbox({ db: ctx.db, clock: ctx.clock, apiVersion: STRIPE_API_VERSION });
+    const pass = other.runDueWork();
+    await until(() => held.length >= 32, '32 deliveries in flight');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(mostInFlight, 32, 'at most 32 in flight, and that many while the receiver is slow');
+    // close() does not wait for the receiver (it never answers): what is in flight is cut off.
+    const closing = other.close().then(() => 'closed');
+    const timeout = new Promise((resolve) => setTimeout(resolve, 5_000, 'still waiting'));
+    assert.equal(await Promise.race([closing, timeout]), 'closed');
+    assert.deepEqual(await pass, { expired: 0, delivered: 0, retried: 0 });
+    const { rows } = await ctx.db.query<{ pending: number; attempted: number; due_later: number }>(
+      `SELECT count(*) FILTER (WHERE next_attempt_at IS NOT NULL) AS pending, count(*) FILTER (WHERE attempts > 0) AS attempted,
+              count(*) FILTER (WHERE next_attempt_at > $1) AS due_later
+         FROM stripe_sandbox.webhook_deliveries`,
+      [ctx.clock.now()],
+    );
+    assert.deepEqual(rows[0], { pending: events, attempted: 0, due_later: 0 }, 'every delivery still to go, due at once, none counted as attempted');
+    // The receiver recovers; the first sandbox delivers every one, once.
+    holding = false;
+    for (const request of held.splice(0)) request.end();
+    assert.deepEqual(await ctx.sandbox.runDueWork(), { expired: 0, delivered: events, retried: 0 });
+  });
+});

@@ -274,6 +274,16 @@ export async function claimDueDeliveries(db: Database, now: Date, leaseMs: numbe
   }));
 }
 
+/** Makes claimed deliveries that were not attempted due at `now` again (their lease given back). */
+export async function releaseDeliveries(db: Queryable, deliveries: readonly { eventId: string; endpoint: string }[], now: Date): Promise<void> {
+  await db.query(
+    `UPDATE stripe_sandbox.webhook_deliveries d SET next_attempt_at = $3
+       FROM unnest($1::text[], $2::text[]) AS r (event_id, endpoint)
+      WHERE d.event_id = r.event_id AND d.endpoint = r.endpoint AND d.next_attempt_at IS NOT NULL`,
+    [deliveries.map((d) => d.eventId), deliveries.map((d) => d.endpoint), now],
+  );
+}
+
 export async function recordDeliveryAttempt(
   db: Queryable,
   delivery: { eventId: string; endpoint: string },

@@ -36,7 +36,8 @@ export interface DeliveryResult {
   error: string | null;
 }
 
-export function postWebhook(endpoint: WebhookEndpoint, payload: string, signature: string, timeoutMs = 10_000): Promise<DeliveryResult> {
+/** POSTs one delivery; `signal` cuts it off (the result then says so in `error`). */
+export function postWebhook(endpoint: WebhookEndpoint, payload: string, signature: string, timeoutMs = 10_000, signal?: AbortSignal): Promise<DeliveryResult> {
   const url = new URL(endpoint.url);
   const headers = {
     'content-type': 'application/json; charset=utf-8',
@@ -46,7 +47,7 @@ export function postWebhook(endpoint: WebhookEndpoint, payload: string, signatur
     ...(endpoint.headers ?? {}),
   };
   // A pooled, kept-alive connection; for a pinned certificate, its agent's TLS context accepts exactly that one.
-  const options = { method: 'POST', headers, timeout: timeoutMs, agent: outboundAgent(url, endpoint.pinnedCertificatePem) };
+  const options = { method: 'POST', headers, timeout: timeoutMs, agent: outboundAgent(url, endpoint.pinnedCertificatePem), ...(signal ? { signal } : {}) };
   const attempt = (firstTry: boolean) =>
     new Promise<DeliveryResult>((resolve) => {
       const onResponse = (res: import('node:http').IncomingMessage) => {
@@ -57,7 +58,9 @@ export function postWebhook(endpoint: WebhookEndpoint, payload: string, signatur
       const req = url.protocol === 'https:' ? httpsRequest(url, options, onResponse) : httpRequest(url, options, onResponse);
       req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       // A kept-alive connection the endpoint had just closed: the delivery never reached it, send it once more on a new one.
-      req.on('error', (error) => (firstTry && isStaleConnection(req, error) ? attempt(false).then(resolve) : resolve({ status: null, error: error.message })));
+      req.on('error', (error) =>
+        firstTry && !signal?.aborted && isStaleConnection(req, error) ? attempt(false).then(resolve) : resolve({ status: null, error: error.message }),
+      );
       req.end(payload);
     });
   return attempt(true);
