@@ -924,7 +924,6 @@ describe('a backlog of webhook deliveries', () => {
   let holding = true;
   let inFlight = 0;
   let mostInFlight = 0;
-  let answered = 0;
 
   before(async () => {
     ctx = await setupTestApp();
@@ -935,7 +934,6 @@ describe('a backlog of webhook deliveries', () => {
       req.resume();
       req.on('end', () => {
         const end = () => {
-          answered++;
           res.writeHead(200).end('{}');
         };
         if (holding) held.push({ end });
