@@ -1042,10 +1042,31 @@ async function progress(run: LevelRun): Promise<void> {
     const peak = run.jobsPeak[queue] ?? { queued: 0, oldestDueS: 0 };
     run.jobsPeak[queue] = { queued: Math.max(peak.queued, figures.queued), oldestDueS: Math.max(peak.oldestDueS, figures.oldestDueS) };
   }
+  const memory = await memoryFigures(run.bench);
   say(
     `  ${Math.round((now() - run.startedAt) / 1000)} s: ${run.invoiced.length} invoiced, ${run.inFlight} drivers in flight, ${failures} failures, ` +
-      `service RSS ${fixed(latest?.rssMiB, 0)} MiB; jobs queued: ${queuesText(Object.fromEntries(jobs))}`,
+      `service RSS ${fixed(latest?.rssMiB, 0)} MiB (JS heap used ${fixed(memory.heapUsedMiB, 0)}, external ${fixed(memory.externalMiB, 0)} MiB); ` +
+      `webhook deliveries waiting ${memory.webhookBacklog ?? '?'}; jobs queued: ${queuesText(Object.fromEntries(jobs))}`,
   );
+}
+
+/** What the service's memory holds (its metrics listener) and the payment sandbox's webhooks still to deliver: is a figure growing? */
+async function memoryFigures(bench: Bench): Promise<{ heapUsedMiB: number | undefined; externalMiB: number | undefined; webhookBacklog: number | undefined }> {
+  const metricsText = await fetch(bench.service.metricsUrl)
+    .then((res) => res.text())
+    .catch(() => '');
+  const mib = (name: string) => {
+    const bytes = metricSum(metricsText, name);
+    return bytes === undefined ? undefined : bytes / 1_048_576;
+  };
+  const { rows } = await bench.db.query<{ webhooks: number }>(
+    'SELECT count(*) AS webhooks FROM stripe_sandbox.webhook_deliveries WHERE next_attempt_at IS NOT NULL',
+  );
+  return {
+    heapUsedMiB: mib('charging_access_nodejs_heap_size_used_bytes'),
+    externalMiB: mib('charging_access_nodejs_external_memory_bytes'),
+    webhookBacklog: rows[0]?.webhooks,
+  };
 }
 
 interface Marks {

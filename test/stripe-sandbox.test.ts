@@ -991,3 +991,49 @@ describe('a backlog of webhook deliveries', () => {
     assert.deepEqual(await ctx.sandbox.runDueWork(), { expired: 0, delivered: events, retried: 0 });
   });
 });
+
+describe('enabled events of a webhook endpoint', () => {
+  let ctx: TestContext;
+  let server: Server;
+  const received: { path: string; type: string }[] = [];
+
+  before(async () => {
+    ctx = await setupTestApp();
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () => {
+        received.push({ path: req.url ?? '', type: JSON.parse(body).type });
+        res.writeHead(200).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await ctx.sandbox.addWebhookEndpoint({ url: `${base}/created-only`, enabledEvents: ['customer.created'] });
+    await ctx.sandbox.addWebhookEndpoint({ url: `${base}/all` });
+  });
+  after(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await ctx?.close();
+  });
+
+  test('an endpoint receives the types it enables, one enabling "*" every type; pending_webhooks counts them', async () => {
+    const headers = { authorization: `Bearer ${ctx.sandbox.keys.secretKey}`, 'content-type': 'application/x-www-form-urlencoded' };
+    const created = (await (await fetch(`${ctx.sandbox.url}/v1/customers`, { method: 'POST', headers, body: 'email=a%40example.com' })).json()) as {
+      id: string;
+    };
+    await fetch(`${ctx.sandbox.url}/v1/customers/${created.id}`, { method: 'POST', headers, body: 'description=updated' });
+    await ctx.sandbox.runDueWork();
+    const paths = (type: string) =>
+      received
+        .filter((r) => r.type === type)
+        .map((r) => r.path)
+        .sort();
+    assert.deepEqual(paths('customer.created'), ['/all', '/created-only']);
+    assert.deepEqual(paths('customer.updated'), ['/all']);
+    const list = (await (await fetch(`${ctx.sandbox.url}/v1/events?type=customer.updated`, { headers })).json()) as { data: { pending_webhooks: number }[] };
+    assert.equal(list.data[0]?.pending_webhooks, 1);
+  });
+});

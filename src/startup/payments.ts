@@ -3,6 +3,7 @@
 import type { AddressInfo } from 'node:net';
 import type { PaymentProcessor } from '../modules/payments/processor.ts';
 import { createStripeProcessor, STRIPE_API_VERSION } from '../modules/payments/stripe-processor.ts';
+import { HANDLED_EVENT_TYPES } from '../modules/payments/webhooks.ts';
 import type { Database } from '../platform/db.ts';
 import type { HttpApp } from '../platform/http/server.ts';
 import type { TlsMaterial } from '../platform/http/tls.ts';
@@ -63,6 +64,8 @@ export async function connectSandboxWebhooks(
     url: `${tls ? 'https' : 'http'}://${loopback}:${port}/webhooks/stripe`,
     ...(tls ? { pinnedCertificatePem: tls.cert } : {}),
     ...(config.trustProxy ? { headers: { 'x-forwarded-proto': 'https' } } : {}),
+    // As a Stripe dashboard endpoint of ours is set up (README): only what the payments module acts on.
+    enabledEvents: HANDLED_EVENT_TYPES,
   });
   sandbox.startBackgroundWork();
 }

@@ -13,6 +13,26 @@ import type { ProcessorEvent } from './processor.ts';
 import { ask } from './processor-calls.ts';
 import * as repo from './repository.ts';
 
+/**
+ * The processor's event types this service acts on: what a Stripe webhook endpoint of ours must enable (README), and
+ * all that the payment sandbox sends us. Any other is acknowledged and dropped.
+ */
+export const HANDLED_EVENT_TYPES: readonly string[] = [
+  'setup_intent.succeeded',
+  'payment_method.attached',
+  'payment_method.detached',
+  'payment_method.updated',
+  'payment_method.automatically_updated',
+  'payment_intent.created',
+  'payment_intent.processing',
+  'payment_intent.requires_action',
+  'payment_intent.amount_capturable_updated',
+  'payment_intent.partially_funded',
+  'payment_intent.succeeded',
+  'payment_intent.payment_failed',
+  'payment_intent.canceled',
+];
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -48,10 +68,9 @@ async function applyIntentEvent(ctx: PaymentsContext, paymentIntentId: string): 
 }
 
 async function applyEvent(ctx: WebhooksContext, event: ProcessorEvent): Promise<void> {
-  if (!event.object) return;
+  if (!event.object || !HANDLED_EVENT_TYPES.includes(event.type)) return;
   switch (event.object.type) {
     case 'setup_intent': {
-      if (event.type !== 'setup_intent.succeeded') return;
       const intent = await ctx.processor.retrieveSetupIntent(event.object.id);
       if (intent?.status === 'succeeded' && intent.paymentMethodId) await refreshPaymentMethod(ctx, intent.paymentMethodId);
       return;

@@ -10,7 +10,7 @@ import * as store from './store.ts';
 
 /** Records the event `type` for `object` (a snapshot) and its pending deliveries. */
 export async function emit(ctx: EngineContext, type: string, object: unknown, previous?: Record<string, unknown>): Promise<void> {
-  const endpoints = await ctx.account.endpoints(ctx.tx);
+  const endpoints = await ctx.account.endpoints(ctx.tx, type);
   const event: EventObject = {
     id: newId('evt'),
     object: 'event',

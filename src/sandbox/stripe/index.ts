@@ -56,7 +56,7 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
     fingerprintKey: keys.webhookSecret,
     browserBaseUrl: options.browserBaseUrl,
     // In PostgreSQL, not in this process: any process creating an event or delivering it sees every endpoint as registered.
-    endpoints: (tx) => store.webhookEndpointUrls(tx),
+    endpoints: (tx, type) => store.webhookEndpointUrls(tx, type),
   });
 
   let server: Server | undefined;

@@ -197,19 +197,26 @@ export interface StoredWebhookEndpoint {
   url: string;
   pinnedCertificatePem?: string;
   headers?: Record<string, string>;
+  /** Event types it receives (Stripe's enabled_events); default ['*'], every type. */
+  enabledEvents?: readonly string[];
 }
 
 /** Registers an endpoint, or updates the one with the same URL. */
 export async function upsertWebhookEndpoint(db: Queryable, endpoint: StoredWebhookEndpoint, at: Date): Promise<void> {
   await db.query(
-    `INSERT INTO stripe_sandbox.webhook_endpoints (url, pinned_certificate_pem, headers, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
-     ON CONFLICT (url) DO UPDATE SET pinned_certificate_pem = EXCLUDED.pinned_certificate_pem, headers = EXCLUDED.headers, updated_at = EXCLUDED.updated_at`,
-    [endpoint.url, endpoint.pinnedCertificatePem ?? null, JSON.stringify(endpoint.headers ?? {}), at],
+    `INSERT INTO stripe_sandbox.webhook_endpoints (url, pinned_certificate_pem, headers, enabled_events, created_at, updated_at) VALUES ($1, $2, $3, $5, $4, $4)
+     ON CONFLICT (url) DO UPDATE SET pinned_certificate_pem = EXCLUDED.pinned_certificate_pem, headers = EXCLUDED.headers,
+                                     enabled_events = EXCLUDED.enabled_events, updated_at = EXCLUDED.updated_at`,
+    [endpoint.url, endpoint.pinnedCertificatePem ?? null, JSON.stringify(endpoint.headers ?? {}), at, endpoint.enabledEvents ?? ['*']],
   );
 }
 
-export async function webhookEndpointUrls(db: Queryable): Promise<string[]> {
-  const { rows } = await db.query<{ url: string }>('SELECT url FROM stripe_sandbox.webhook_endpoints ORDER BY created_at, url');
+/** The endpoints that receive events of `type` (it is among their enabled events, or they enable '*'). */
+export async function webhookEndpointUrls(db: Queryable, type: string): Promise<string[]> {
+  const { rows } = await db.query<{ url: string }>(
+    `SELECT url FROM stripe_sandbox.webhook_endpoints WHERE $1 = ANY (enabled_events) OR '*' = ANY (enabled_events) ORDER BY created_at, url`,
+    [type],
+  );
   return rows.map((r) => r.url);
 }
 

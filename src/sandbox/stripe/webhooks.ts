@@ -21,6 +21,8 @@ export interface WebhookEndpoint {
   pinnedCertificatePem?: string;
   /** Extra headers, e.g. X-Forwarded-Proto for a service behind a TLS-terminating proxy. */
   headers?: Record<string, string>;
+  /** Event types it receives (Stripe's enabled_events); default every type. */
+  enabledEvents?: readonly string[];
 }
 
 /** Delays before the 2nd, 3rd, ... attempt; the last one repeats until three days have passed. */
