@@ -302,3 +302,174 @@ describe('disabling', () => {
     assert.deepEqual([fine.body.enabled, fine.body.failing_since], [true, null]);
   });
 });
+
+describe('signing secrets', () => {
+  test('after a rotation both secrets verify for 24 h (two signatures), then only the new one', async () => {
+    const rx = await receiver();
+    const { client, endpoint } = await clientWithEndpoint(rx.url);
+    const worker = deliveryOf(ctx);
+    const rotated = await ctx.call('POST', `${ENDPOINTS}/${endpoint.id}/rotate-secret/`, { token: client.token });
+    assert.equal(rotated.status, 200, rotated.text);
+    const secret = rotated.body.secret as string;
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    assert.notEqual(secret, endpoint.secret);
+    assert.equal(rotated.body.previous_secret_expires_at, new Date(ctx.clock.now().getTime() + 24 * HOUR).toISOString());
+
+    await invoiceEvent(client.clientId, 1);
+    ctx.clock.advance(24 * HOUR - SECOND);
+    await invoiceEvent(client.clientId, 2);
+    await worker.runDue();
+    assert.equal(rx.requests.length, 2);
+    for (const request of rx.requests) {
+      assert.equal(String(request.headers['webhook-signature']).split(' ').length, 2, 'two signatures');
+      assert.ok(verifies(secret, request, ctx.clock), 'the new secret verifies');
+      assert.ok(verifies(endpoint.secret, request, ctx.clock), 'the previous secret verifies');
+    }
+
+    ctx.clock.advance(2 * SECOND);
+    await invoiceEvent(client.clientId, 3);
+    await worker.runDue();
+    const last = rx.requests[2] as (typeof rx.requests)[number];
+    assert.equal(String(last.headers['webhook-signature']).split(' ').length, 1);
+    assert.ok(verifies(secret, last, ctx.clock), 'the new secret verifies');
+    assert.equal(verifies(endpoint.secret, last, ctx.clock), false, 'the previous secret no longer does');
+    const shown = await ctx.call('GET', `${ENDPOINTS}/${endpoint.id}/`, { token: client.token });
+    assert.equal(shown.body.secret, undefined, 'the secret is shown only on creation and rotation');
+  });
+
+  test('a signature made with another secret, or over another body, does not verify (the verifier is not lenient)', async () => {
+    const rx = await receiver();
+    const { client, endpoint } = await clientWithEndpoint(rx.url);
+    const other = await createEndpoint(ctx, client.token, { url: rx.url, events: ['debt.paid'] });
+    await invoiceEvent(client.clientId);
+    await deliveryOf(ctx).runDue();
+    const request = rx.requests[0] as (typeof rx.requests)[number];
+    assert.ok(verifies(endpoint.secret, request, ctx.clock));
+    assert.equal(verifies(other.secret, request, ctx.clock), false);
+    assert.equal(verifies(endpoint.secret, { ...request, body: request.body.replace('12.40', '12.41') }, ctx.clock), false);
+  });
+});
+
+describe('the retry endpoint', () => {
+  test('a delivered delivery is sent again with the same webhook-id; one in flight is 409', async () => {
+    const rx = await receiver();
+    const { client, endpoint } = await clientWithEndpoint(rx.url);
+    const worker = deliveryOf(ctx, { timeoutMs: 1_000 });
+    const event = await invoiceEvent(client.clientId);
+    await worker.runDue();
+    const [delivered] = await deliveriesOf(ctx, client.token, endpoint.id);
+    assert.equal(delivered?.status, 'delivered');
+    const path = `${ENDPOINTS}/${endpoint.id}/deliveries/${delivered?.id}/retry/`;
+
+    rx.answer = () => 'hang';
+    const retried = await ctx.call('POST', path, { token: client.token });
+    assert.equal(retried.status, 202, retried.text);
+    assert.deepEqual([retried.body.status, retried.body.next_retry_at], ['pending', ctx.clock.now().toISOString()]);
+    const running = worker.runDue();
+    await rx.waitFor(2);
+    const busy = await ctx.call('POST', path, { token: client.token });
+    assert.equal(busy.status, 409, busy.text);
+    assert.equal(busy.headers['retry-after'], '10');
+    await running;
+    rx.answer = () => 200;
+    const again = await ctx.call('POST', path, { token: client.token });
+    assert.equal(again.status, 202, again.text);
+    await worker.runDue();
+    assert.deepEqual(
+      rx.requests.map((r) => r.headers['webhook-id']),
+      [event.id, event.id, event.id],
+    );
+    const [after] = await deliveriesOf(ctx, client.token, endpoint.id);
+    assert.deepEqual([after?.status, after?.attempts], ['delivered', 3]);
+    assert.deepEqual(
+      after?.attempt_log.map((a) => [a.status_code, a.error]),
+      [
+        [200, null],
+        [null, 'timed out: no answer within 1 s'],
+        [200, null],
+      ],
+    );
+  });
+});
+
+describe('the worker in the background', () => {
+  test('woken by the event’s NOTIFY, not by its poll', async () => {
+    const rx = await receiver();
+    const { client } = await clientWithEndpoint(rx.url);
+    const worker = deliveryOf(ctx, { pollMs: 60_000 });
+    worker.start();
+    try {
+      // LISTEN is issued in the background: events are recorded until one arrives.
+      const deadline = Date.now() + 5_000;
+      while (rx.requests.length === 0 && Date.now() < deadline) {
+        await invoiceEvent(client.clientId);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const started = performance.now();
+      const event = await invoiceEvent(client.clientId, 99);
+      const arrived = await (async () => {
+        for (;;) {
+          const found = rx.requests.find((r) => r.headers['webhook-id'] === event.id);
+          if (found) return found;
+          if (performance.now() - started > 5_000) throw new Error('not delivered within 5 s');
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      })();
+      assert.ok(arrived.at - started < 1_000, `delivered ${Math.round(arrived.at - started)} ms after the commit`);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  test('at most 4 in flight per endpoint across two workers; a hung endpoint does not hold up another endpoint', async () => {
+    const hung = await receiver();
+    hung.answer = () => 'hang';
+    const fine = await receiver();
+    const slow = await clientWithEndpoint(hung.url);
+    const other = await clientWithEndpoint(fine.url);
+    const workers = [deliveryOf(ctx, { timeoutMs: 3_000, pollMs: 50 }), deliveryOf(ctx, { timeoutMs: 3_000, pollMs: 50 })];
+    for (const worker of workers) worker.start();
+    try {
+      for (let i = 0; i < 10; i++) await invoiceEvent(slow.client.clientId, i);
+      await hung.waitFor(4);
+      const started = performance.now();
+      const event = await invoiceEvent(other.client.clientId);
+      await fine.waitFor(1, 2_000);
+      assert.ok(performance.now() - started < 1_000, 'the other endpoint is served at once');
+      assert.equal(fine.requests[0]?.headers['webhook-id'], event.id);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(hung.requests.length, 4, 'no more than 4 in flight to the hung endpoint');
+      const inFlight = await ctx.db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND leased_until IS NOT NULL', [
+        slow.endpoint.id,
+      ]);
+      assert.equal(inFlight.rows[0]?.n, 4);
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()));
+    }
+  });
+
+  test('stop() cuts off a hung attempt within its grace period and gives the delivery back, due at once', async () => {
+    const rx = await receiver();
+    rx.answer = () => 'hang';
+    const { client, endpoint } = await clientWithEndpoint(rx.url);
+    const worker = deliveryOf(ctx, { timeoutMs: 30_000, graceMs: 300, pollMs: 50 });
+    worker.start();
+    const event = await invoiceEvent(client.clientId);
+    await rx.waitFor(1);
+    const stopping = performance.now();
+    await worker.stop();
+    const took = performance.now() - stopping;
+    assert.ok(took >= 250 && took < 2_000, `stopped in ${Math.round(took)} ms`);
+    const [given] = await deliveriesOf(ctx, client.token, endpoint.id);
+    assert.equal(given?.status, 'pending');
+    assert.equal(given?.next_retry_at, ctx.clock.now().toISOString());
+    assert.match(given?.attempt_log[0]?.error ?? '', /^interrupted: the service shut down/);
+    rx.answer = () => 200;
+    assert.equal(await deliveryOf(ctx).runDue(), 1);
+    assert.deepEqual(
+      rx.requests.map((r) => r.headers['webhook-id']),
+      [event.id, event.id],
+    );
+    assert.equal((await deliveriesOf(ctx, client.token, endpoint.id))[0]?.status, 'delivered');
+  });
+});
