@@ -72,7 +72,11 @@ async function clientWithEndpoint(url: string, events: string[] = ['*']) {
 async function invoiceEvent(clientId: string, n = 1): Promise<EventBody> {
   return (
     await ctx.db.transaction((tx) =>
-      recordEvent(tx, { clientId, userId: '6f1a2b3c-0000-4000-8000-000000000001', type: 'invoice.created', object: { id: `inv-${n}`, total: '12.40' } }, ctx.clock.now()),
+      recordEvent(
+        tx,
+        { clientId, userId: '6f1a2b3c-0000-4000-8000-000000000001', type: 'invoice.created', object: { id: `inv-${n}`, total: '12.40' } },
+        ctx.clock.now(),
+      ),
     )
   ).body;
 }
@@ -115,9 +119,18 @@ describe('retries', () => {
   test('the delays are 5 s, 5 min, 30 min, 2 h, 5 h, then 10 h, each jittered by at most ±10 %', () => {
     const steps = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR, 10 * HOUR];
     steps.forEach((step, i) => {
-      assert.equal(retryDelayMs(i + 1, () => 0.5), step);
-      assert.equal(retryDelayMs(i + 1, () => 0), Math.round(step * 0.9));
-      assert.equal(retryDelayMs(i + 1, () => 1), Math.round(step * 1.1));
+      assert.equal(
+        retryDelayMs(i + 1, () => 0.5),
+        step,
+      );
+      assert.equal(
+        retryDelayMs(i + 1, () => 0),
+        Math.round(step * 0.9),
+      );
+      assert.equal(
+        retryDelayMs(i + 1, () => 1),
+        Math.round(step * 1.1),
+      );
     });
   });
 
@@ -170,7 +183,10 @@ describe('retries', () => {
     assert.equal(failed?.status, 'pending');
     assert.equal(failed?.last_status_code, null);
     assert.equal(failed?.last_error, 'connection refused');
-    assert.deepEqual(failed?.attempt_log.map((a) => a.error), ['connection refused']);
+    assert.deepEqual(
+      failed?.attempt_log.map((a) => a.error),
+      ['connection refused'],
+    );
     const rx = await startReceiver(port);
     receivers.push(rx);
     toNextRetry(failed as { next_retry_at: string });

@@ -75,11 +75,18 @@ async function startService(): Promise<Service> {
   const output: string[] = [];
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const service = { child, output, exited, base, token: '' };
   running.push(service);
   const deadline = Date.now() + 60_000;
-  while (!(await fetch(`${base}/readyz`).then((res) => res.status === 200, () => false))) {
+  while (
+    !(await fetch(`${base}/readyz`).then(
+      (res) => res.status === 200,
+      () => false,
+    ))
+  ) {
     if (child.exitCode !== null) throw new Error(`the service exited during start-up:\n${output.join('')}`);
     if (Date.now() > deadline) throw new Error(`the service was not ready within 60 s:\n${output.join('')}`);
     await sleep(100);
@@ -105,7 +112,9 @@ function cli(...args: string[]) {
   });
 }
 
-test('killed with SIGKILL mid-delivery, the next process delivers the event; SIGTERM during a hung delivery exits within the grace; the CLI shows it all', { timeout: 180_000 }, async () => {
+test('killed with SIGKILL mid-delivery, the next process delivers the event; SIGTERM during a hung delivery exits within the grace; the CLI shows it all', {
+  timeout: 180_000,
+}, async () => {
   const first = await startService();
   const created = await api(first, 'POST', `${ENDPOINTS}/`, { url: rx.url, events: ['*'] });
   assert.equal(created.status, 201, created.text);
@@ -151,7 +160,10 @@ test('killed with SIGKILL mid-delivery, the next process delivers the event; SIG
   assert.ok(clientId);
   const listed = JSON.parse((await cli('webhooks', 'list', '--client', clientId, '--json')).stdout);
   assert.equal(listed.length, 1);
-  assert.deepEqual([listed[0].id, listed[0].url, listed[0].enabled, listed[0].pending_deliveries, listed[0].failed_deliveries], [endpoint.id, rx.url, true, 1, 0]);
+  assert.deepEqual(
+    [listed[0].id, listed[0].url, listed[0].enabled, listed[0].pending_deliveries, listed[0].failed_deliveries],
+    [endpoint.id, rx.url, true, 1, 0],
+  );
   assert.equal(listed[0].secret, undefined, 'never a secret');
   const text = (await cli('webhooks', 'list', '--client', clientId)).stdout;
   assert.ok(text.includes(endpoint.id) && text.includes('pending=1') && !text.includes(endpoint.secret.slice(6)), text);

@@ -137,7 +137,11 @@ export function deliveryOf(ctx: TestContext, options: Partial<WebhookDeliveryDep
 }
 
 /** Creates an endpoint through the API; answers its body (with the secret). */
-export async function createEndpoint(ctx: TestContext, token: string, body: Record<string, unknown>): Promise<{ id: string; secret: string; [key: string]: unknown }> {
+export async function createEndpoint(
+  ctx: TestContext,
+  token: string,
+  body: Record<string, unknown>,
+): Promise<{ id: string; secret: string; [key: string]: unknown }> {
   const res = await ctx.call('POST', `${ENDPOINTS}/`, { token, body });
   assert.equal(res.status, 201, res.text);
   return res.body;
