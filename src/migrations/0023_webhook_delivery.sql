@@ -17,7 +17,6 @@ ALTER TABLE webhook_endpoints
   ADD COLUMN disabled_at timestamptz,
   -- Start of the current run of failed attempts (none since the last 2xx); null while it succeeds.
   ADD COLUMN failing_since timestamptz;
-ALTER TABLE webhook_endpoints ALTER COLUMN secret DROP DEFAULT;
 ALTER TABLE webhook_endpoints ADD CONSTRAINT webhook_endpoints_previous_secret CHECK ((previous_secret IS NULL) = (previous_secret_expires_at IS NULL));
 
 -- A delivery being sent is leased to one process (lease_token) until
