@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { buildApp } from '../src/app.ts';
 import { recordEvent } from '../src/modules/events/outbox.ts';
+import { createDatabase } from '../src/platform/db.ts';
 import { assertProblem, setupTestApp, type TestContext } from './helpers.ts';
 import { createEndpoint, deliveriesOf, deliveryOf, ENDPOINTS, type Receiver, startReceiver, verify } from './webhooks-support.ts';
 
@@ -323,4 +325,53 @@ test('the routes are in the OpenAPI document', async () => {
     `${ENDPOINTS}/{endpoint_id}/test/`,
   ]);
   assert.ok(doc.body.paths[`${ENDPOINTS}/`].post.responses['201'].content['application/json'].schema.properties.secret);
+});
+
+describe('with the database unreachable', () => {
+  test('the routes answer 503 service_unavailable without internals, and the worker keeps polling with one warning', async () => {
+    const brokenDb = createDatabase('postgres://nobody:wrong@127.0.0.1:1/none');
+    const broken = await buildApp({
+      config: ctx.config,
+      db: brokenDb,
+      clock: ctx.clock,
+      authenticate: ctx.clients.authenticate,
+      catalogue: ctx.catalogue,
+      logger: false,
+    });
+    const logged: { level: string; message: string }[] = [];
+    const worker = deliveryOf({ ...ctx, db: brokenDb }, { pollMs: 20, log: (level, message) => logged.push({ level, message }) });
+    try {
+      const client = await ctx.newClient();
+      const id = randomUUID();
+      for (const [method, url, payload] of [
+        ['GET', `${ENDPOINTS}/`],
+        ['POST', `${ENDPOINTS}/`, { url: rx.url, events: ['*'] }],
+        ['GET', `${ENDPOINTS}/${id}/`],
+        ['PATCH', `${ENDPOINTS}/${id}/`, { enabled: false }],
+        ['POST', `${ENDPOINTS}/${id}/test/`],
+        ['GET', `${ENDPOINTS}/${id}/deliveries/`],
+        ['POST', `${ENDPOINTS}/${id}/deliveries/${randomUUID()}/retry/`],
+      ] as const) {
+        const res = await broken.inject({ method, url, headers: { authorization: `Bearer ${client.token}` }, ...(payload ? { payload } : {}) });
+        assert.equal(res.statusCode, 503, `${method} ${url}: ${res.body}`);
+        assert.equal(JSON.parse(res.body).error.type, 'service_unavailable');
+        assert.doesNotMatch(res.body, /ECONNREFUSED|postgres|127\.0\.0\.1|SELECT|INSERT/i);
+      }
+      worker.start();
+      // Long enough for the notifications' connection to be retried (every second) and the claims (every 20 ms).
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await worker.stop();
+      // One warning per outage from each loop (notifications, claims), not one per poll or reconnection.
+      assert.deepEqual(
+        logged.sort((a, b) => a.message.localeCompare(b.message)),
+        [
+          { level: 'warn', message: 'claiming webhook deliveries failed; retried at the next poll: the database is unavailable; retrying' },
+          { level: 'warn', message: 'event notifications interrupted; reconnecting (polling meanwhile): the database is unavailable; retrying' },
+        ],
+      );
+    } finally {
+      await broken.close();
+      await brokenDb.close();
+    }
+  });
 });

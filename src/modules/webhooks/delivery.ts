@@ -61,6 +61,7 @@ interface WorkerContext {
   readonly random: () => number;
   readonly log: DeliveryLog;
   readonly claimFailed: (error: Error) => void;
+  readonly recordFailed: (error: Error) => void;
   /** Cuts off the attempts in flight (stop(), once the grace period is over). */
   readonly abort: AbortController;
   readonly active: Set<Promise<void>>;
@@ -107,14 +108,14 @@ async function attempt(ctx: WorkerContext, claimed: repo.ClaimedDelivery, token:
     }
     const recorded = await recordOutcome({ db: deps.db, clock: deps.clock, random: ctx.random }, claimed, token, result);
     const outcome = { ...fields, status: result.statusCode, error: result.error, ms: result.durationMs };
-    if (!recorded.recorded) log('warn', 'webhook delivery outcome discarded: its lease expired and another process took it', outcome);
+    if (!recorded.recorded) log('warn', 'webhook delivery outcome discarded: its lease expired (another process took it) or its endpoint was deleted', outcome);
     else if (recorded.verdict === 'delivered') log('debug', 'webhook delivered', outcome);
     else log('info', 'webhook delivery attempt failed', { ...outcome, nextAttemptAt: recorded.nextAttemptAt?.toISOString() ?? null });
     if (recorded.disabled)
       log('warn', 'webhook endpoint disabled', { endpointId: claimed.endpoint_id, clientId: claimed.client_id, reason: recorded.disabled });
   } catch (error) {
     // The lease is kept: once it expires the delivery is claimed and sent again.
-    log('error', 'recording a webhook delivery outcome failed; it is sent again when its lease expires', { ...fields, err: (error as Error).message });
+    ctx.recordFailed(error instanceof Error ? error : new Error(String(error)));
   }
 }
 
@@ -205,7 +206,12 @@ export function createWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDeliver
     resolve: deps.resolve ?? systemResolve,
     random: deps.random ?? Math.random,
     log,
+    // A database outage: one warning each, not one line per delivery or per poll.
     claimFailed: backgroundFailures((level, message, fields) => log(level, message, fields), 'claiming webhook deliveries failed; retried at the next poll'),
+    recordFailed: backgroundFailures(
+      (level, message, fields) => log(level, message, fields),
+      'recording a webhook delivery outcome failed; the delivery is sent again when its lease expires',
+    ),
     abort: new AbortController(),
     active: new Set(),
     reserved: 0,
@@ -220,12 +226,11 @@ export function createWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDeliver
   return {
     start() {
       if (loop) return;
-      listener = listen(
-        deps.db,
-        EVENTS_CHANNEL,
-        () => wake(ctx),
-        (error) => log('warn', 'event notifications interrupted; reconnecting (polling meanwhile)', { err: error.message }),
+      const listenFailed = backgroundFailures(
+        (level, message, fields) => log(level, message, fields),
+        'event notifications interrupted; reconnecting (polling meanwhile)',
       );
+      listener = listen(deps.db, EVENTS_CHANNEL, () => wake(ctx), listenFailed);
       loop = runLoop(ctx)
         .catch((error: unknown) => log('error', 'the webhook delivery loop stopped on an unexpected error', { err: (error as Error).message }))
         .finally(() => {

@@ -34,7 +34,7 @@ export const EndpointPatch = Type.Object(
     enabled: Type.Optional(
       Type.Boolean({
         description:
-          'false pauses deliveries (they wait, and resume when enabled again); true re-enables an endpoint the service disabled and clears its failure state.',
+          'false pauses deliveries (pending ones wait and resume when enabled again; events meanwhile are not queued for it); true re-enables an endpoint, also one the service disabled, and clears its failure state.',
       }),
     ),
   },
