@@ -199,13 +199,13 @@ describe('retries', () => {
 
   test('a receiver answering too slowly: the attempt times out, is logged as such and retried', async () => {
     const rx = await receiver();
-    rx.answer = (_request, index) => (index === 0 ? { status: 200, delayMs: 1_500 } : 200);
+    rx.answer = (_request, index) => (index === 0 ? { status: 200, delayMs: 3_000 } : 200);
     const { client, endpoint } = await clientWithEndpoint(rx.url);
     const worker = deliveryOf(ctx, { timeoutMs: 300 });
     const event = await invoiceEvent(client.clientId);
     const started = performance.now();
     assert.equal(await worker.runDue(), 1);
-    assert.ok(performance.now() - started < 1_200, 'the attempt was cut off at the timeout');
+    assert.ok(performance.now() - started < 2_500, 'the attempt was cut off at the timeout');
     const [slow] = await deliveriesOf(ctx, client.token, endpoint.id);
     assert.equal(slow?.last_error, 'timed out: no answer within 300 ms');
     assert.equal(slow?.status, 'pending');
@@ -431,7 +431,7 @@ describe('the worker in the background', () => {
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
       })();
-      assert.ok(arrived.at - started < 1_000, `delivered ${Math.round(arrived.at - started)} ms after the commit`);
+      assert.ok(arrived.at - started < 3_000, `delivered ${Math.round(arrived.at - started)} ms after the commit (the poll is every 60 s)`);
     } finally {
       await worker.stop();
     }
@@ -451,7 +451,7 @@ describe('the worker in the background', () => {
       const started = performance.now();
       const event = await invoiceEvent(other.client.clientId);
       await fine.waitFor(1, 2_000);
-      assert.ok(performance.now() - started < 1_000, 'the other endpoint is served at once');
+      assert.ok(performance.now() - started < 2_000, 'the other endpoint is served before the hung attempts time out (3 s)');
       assert.equal(fine.requests[0]?.headers['webhook-id'], event.id);
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(hung.requests.length, 4, 'no more than 4 in flight to the hung endpoint');
@@ -475,7 +475,7 @@ describe('the worker in the background', () => {
     const stopping = performance.now();
     await worker.stop();
     const took = performance.now() - stopping;
-    assert.ok(took >= 250 && took < 2_000, `stopped in ${Math.round(took)} ms`);
+    assert.ok(took >= 250 && took < 3_000, `stopped in ${Math.round(took)} ms`);
     const [given] = await deliveriesOf(ctx, client.token, endpoint.id);
     assert.equal(given?.status, 'pending');
     assert.equal(given?.next_retry_at, ctx.clock.now().toISOString());

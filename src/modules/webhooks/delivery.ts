@@ -244,8 +244,9 @@ export function createWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDeliver
       listener = undefined;
       await Promise.all([closing?.stop(), loop, draining?.catch(() => {})]);
       if (!(await settle(ctx, deps.graceMs ?? 10_000))) {
+        // Cut off, each attempt gives its delivery back (one short statement) and ends.
         ctx.abort.abort();
-        await settle(ctx, LEASE_MARGIN_MS);
+        await settle(ctx, 2_000);
       }
     },
     runDue() {
