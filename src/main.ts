@@ -11,7 +11,7 @@ import { createStopList } from './platform/lifecycle.ts';
 import { createLogger } from './platform/logging.ts';
 import { createMetrics } from './platform/metrics.ts';
 import { CATALOGUE_PART, createReadiness } from './platform/readiness.ts';
-import { startHousekeeping, startJobs } from './startup/background-work.ts';
+import { startHousekeeping, startJobs, startWebhookDelivery } from './startup/background-work.ts';
 import { loadFirstCatalogue, startCatalogue } from './startup/catalogue.ts';
 import { ensureDemoClient, printReadyBanner, startClients } from './startup/clients.ts';
 import type { StartupContext } from './startup/context.ts';
@@ -95,6 +95,7 @@ export async function main(): Promise<void> {
     stops.add('OCPI background work', () => ocpi.stop());
 
     startJobs(ctx, { db, modules: server.modules });
+    startWebhookDelivery(ctx, { db });
 
     if (config.ocpi.cpoSandbox.enabled) {
       cpoSandboxVersionsUrl = await startCpoSandbox(ctx, { db: sandboxDb, ocpi, tls });

@@ -1,8 +1,10 @@
 // The service's periodic and durable background work: the job runner and the
-// charging reconciliation (with CHARGING_JOBS), and the hourly housekeeping.
+// charging reconciliation (with CHARGING_JOBS), webhook delivery, and the
+// hourly housekeeping.
 import type { AppModules } from '../app.ts';
 import type { PaymentProcessor } from '../modules/payments/processor.ts';
 import { purgeHandledWebhookEvents, sweepPendingHolds } from '../modules/payments/service.ts';
+import { createWebhookDelivery } from '../modules/webhooks/delivery.ts';
 import type { Database } from '../platform/db.ts';
 import { createIdempotency } from '../platform/http/idempotency.ts';
 import { createJobRunner, purgeFinished } from '../platform/jobs.ts';
@@ -34,6 +36,26 @@ export function startJobs({ config, log, clock, stops }: StartupContext, { db, m
     repairs.unref();
     stops.add('charging reconciliation', () => clearInterval(repairs));
   }
+}
+
+/**
+ * Webhook deliveries (JOBS_ENABLED: a process that does background work delivers too), shared by every process on
+ * this database. On shutdown, deliveries in flight get SHUTDOWN_GRACE_MS, then are cut off and left due for another
+ * process or the next start.
+ */
+export function startWebhookDelivery({ config, log, clock, stops }: StartupContext, { db }: { db: Database }): void {
+  if (!config.charging.jobsEnabled) return;
+  const deliveryLog = log.child({ component: 'webhooks' });
+  const delivery = createWebhookDelivery({
+    db,
+    clock,
+    settings: config.webhooks,
+    policy: { production: config.mode === 'production' },
+    graceMs: config.shutdownGraceMs,
+    log: (level, message, fields) => deliveryLog[level](fields ?? {}, message),
+  });
+  delivery.start();
+  stops.add('webhook delivery', () => delivery.stop());
 }
 
 /** Every hour: expired idempotency keys, handled webhook events, old finished jobs and the sandbox's expired records go; pending holds are swept. */
