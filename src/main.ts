@@ -44,7 +44,7 @@ export async function main(): Promise<void> {
   process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled promise rejection (the service keeps running)'));
 
   // Everything started is registered here, so a shutdown or a failed start-up stops exactly that, last first.
-  const stops = createStopList({ stepTimeoutMs: Math.max(config.shutdownGraceMs, 5_000) + 5_000 });
+  const stops = createStopList({ stepTimeoutMs: Math.max(config.shutdownGraceMs, 5_000) + 5_000, graceMs: config.shutdownGraceMs });
   const ctx: StartupContext = { config, log, clock, stops };
   const readiness = createReadiness();
   const catalogueLoaded = readiness.waitFor(CATALOGUE_PART);

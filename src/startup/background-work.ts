@@ -40,8 +40,8 @@ export function startJobs({ config, log, clock, stops }: StartupContext, { db, m
 
 /**
  * Webhook deliveries (JOBS_ENABLED: a process that does background work delivers too), shared by every process on
- * this database. On shutdown, deliveries in flight get SHUTDOWN_GRACE_MS, then are cut off and left due for another
- * process or the next start.
+ * this database. On shutdown, deliveries in flight get what is left of SHUTDOWN_GRACE_MS (the HTTP server's drain
+ * comes first), then are cut off and left due for another process or the next start.
  */
 export function startWebhookDelivery({ config, log, clock, stops }: StartupContext, { db }: { db: Database }): void {
   if (!config.charging.jobsEnabled) return;
@@ -55,7 +55,7 @@ export function startWebhookDelivery({ config, log, clock, stops }: StartupConte
     log: (level, message, fields) => deliveryLog[level](fields ?? {}, message),
   });
   delivery.start();
-  stops.add('webhook delivery', () => delivery.stop());
+  stops.add('webhook delivery', (remainingMs) => delivery.stop(remainingMs));
 }
 
 /** Every hour: expired idempotency keys, handled webhook events, old finished jobs and the sandbox's expired records go; pending holds are swept. */

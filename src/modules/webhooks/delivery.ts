@@ -49,8 +49,8 @@ export interface WebhookDeliveryDeps {
 export interface WebhookDelivery {
   /** Delivers in the background until stop(). */
   start(): void;
-  /** Stops claiming; deliveries in flight get the grace period, then are cut off and given back. */
-  stop(): Promise<void>;
+  /** Stops claiming; deliveries in flight get the grace period (at most `remainingMs`), then are cut off and given back. */
+  stop(remainingMs?: number): Promise<void>;
   /** Claims and sends every due delivery (also those that become due meanwhile) until none is left; resolves to how many attempts were made. */
   runDue(): Promise<number>;
 }
@@ -237,13 +237,13 @@ export function createWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDeliver
           loop = undefined;
         });
     },
-    async stop() {
+    async stop(remainingMs?: number) {
       ctx.stopping = true;
       ctx.wakeUp?.();
       const closing = listener;
       listener = undefined;
       await Promise.all([closing?.stop(), loop, draining?.catch(() => {})]);
-      if (!(await settle(ctx, deps.graceMs ?? 10_000))) {
+      if (!(await settle(ctx, Math.min(deps.graceMs ?? 10_000, remainingMs ?? Number.POSITIVE_INFINITY)))) {
         // Cut off, each attempt gives its delivery back (one short statement) and ends.
         ctx.abort.abort();
         await settle(ctx, 2_000);
