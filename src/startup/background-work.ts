@@ -2,6 +2,7 @@
 // charging reconciliation (with CHARGING_JOBS), webhook delivery, and the
 // hourly housekeeping.
 import type { AppModules } from '../app.ts';
+import { EVENT_RETENTION_MS, purgeEvents } from '../modules/events/outbox.ts';
 import type { PaymentProcessor } from '../modules/payments/processor.ts';
 import { purgeHandledWebhookEvents, sweepPendingHolds } from '../modules/payments/service.ts';
 import { createWebhookDelivery } from '../modules/webhooks/delivery.ts';
@@ -58,7 +59,7 @@ export function startWebhookDelivery({ config, log, clock, stops }: StartupConte
   stops.add('webhook delivery', (remainingMs) => delivery.stop(remainingMs));
 }
 
-/** Every hour: expired idempotency keys, handled webhook events, old finished jobs and the sandbox's expired records go; pending holds are swept. */
+/** Every hour: expired idempotency keys, handled webhook events, client events past their 30 days, old finished jobs and the sandbox's expired records go; pending holds are swept. */
 export function startHousekeeping(
   { log, clock, stops }: StartupContext,
   { db, processor, sandbox }: { db: Database; processor: PaymentProcessor; sandbox: StripeSandbox | undefined },
@@ -67,6 +68,9 @@ export function startHousekeeping(
   const housekeeping = setInterval(() => {
     idempotency.purgeExpired().catch((error: Error) => log.warn({ reason: error.message }, 'purging expired idempotency keys failed'));
     purgeHandledWebhookEvents(db, clock).catch((error: Error) => log.warn({ reason: error.message }, 'purging handled webhook events failed'));
+    purgeEvents(db, new Date(clock.now().getTime() - EVENT_RETENTION_MS)).catch((error: Error) =>
+      log.warn({ reason: error.message }, 'purging old client events failed'),
+    );
     purgeFinished(db, new Date(clock.now().getTime() - 7 * 86_400_000)).catch((error: Error) =>
       log.warn({ reason: error.message }, 'purging finished jobs failed'),
     );
