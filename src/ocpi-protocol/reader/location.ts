@@ -7,7 +7,7 @@
 // connector), or the Location itself only when it has no id, no usable
 // coordinates or no time zone that can be told.
 import type { TSchema } from 'typebox';
-import { CONNECTOR_FORMATS, EVSE_STATUSES, OcpiConnector, OcpiEvse, OcpiLocation, POWER_TYPES } from '../locations-tariffs.ts';
+import { CONNECTOR_FORMATS, EVSE_STATUSES, type EvseStatus, OcpiConnector, OcpiEvse, OcpiLocation, POWER_TYPES } from '../locations-tariffs.ts';
 import { validator } from '../validate.ts';
 import { readCoordinates, readTimeZone } from './geo.ts';
 import { type Finding, isRejection, pointer, type Reading, refused, shown } from './rules.ts';
@@ -70,15 +70,24 @@ function knownSchedule(evse: Record<string, unknown>, path: string, findings: Fi
   });
 }
 
+/** An EVSE status as 2.2.1 spells it (enum-case), or UNKNOWN for one it does not know (unknown-status). */
+export function readEvseStatus(raw: unknown, path: string, findings: Finding[]): EvseStatus {
+  if ((EVSE_STATUSES as readonly unknown[]).includes(raw)) return raw as EvseStatus;
+  const spelled = typeof raw === 'string' ? EVSE_STATUSES.find((s) => s === raw.trim().toUpperCase()) : undefined;
+  findings.push(
+    spelled
+      ? { rule: 'enum-case', path, detail: `${shown(raw)} -> ${shown(spelled)}` }
+      : { rule: 'unknown-status', path, detail: `${shown(raw)} -> "UNKNOWN"` },
+  );
+  return spelled ?? 'UNKNOWN';
+}
+
 function readEvseIn(raw: unknown, path: string, findings: Finding[]): OcpiEvse | undefined {
   if (!isRecord(raw)) return leftOut(findings, 'invalid', path, '?', 'not an object');
   applySchemaRules(EVSE_FIELDS, raw, path, findings);
   if (!hasId(raw.uid)) return leftOut(findings, 'no-evse-uid', pointer(path, 'uid'), hasId(raw.evse_id) ? raw.evse_id : '?');
   const uid = raw.uid;
-  if (!(EVSE_STATUSES as readonly unknown[]).includes(raw.status)) {
-    findings.push({ rule: 'unknown-status', path: pointer(path, 'status'), detail: `${shown(raw.status)} -> "UNKNOWN"` });
-    raw.status = 'UNKNOWN';
-  }
+  raw.status = readEvseStatus(raw.status, pointer(path, 'status'), findings);
   knownSchedule(raw, path, findings);
   if (raw.coordinates !== undefined) {
     const coordinates = readCoordinates(raw.coordinates, pointer(path, 'coordinates'), findings);
