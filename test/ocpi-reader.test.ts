@@ -99,6 +99,10 @@ describe('Location reader', () => {
   });
 
   it("no-time-zone: at sea in a country of several zones (or none we know), the zone is refused, not guessed; a single-zone country's zone is taken", () => {
+    // Near a border, the country decides: a Dutch station whose coordinates fall just inside Germany is on Amsterdam's clock.
+    const border = { ...location(), country: 'NLD', coordinates: { latitude: '51.84000', longitude: '6.10000' } };
+    delete border.time_zone;
+    assert.equal(taken(readLocation(border)).value.time_zone, 'Europe/Amsterdam');
     const atSea = { ...location(), country: 'ESP', coordinates: { latitude: '47.00000', longitude: '-20.00000' } };
     delete atSea.time_zone;
     refusedBy(readLocation(atSea), 'no-time-zone', /time_zone/);

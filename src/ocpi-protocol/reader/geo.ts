@@ -4,7 +4,7 @@
 import tzLookup from '@photostructure/tz-lookup';
 import Big from 'big.js';
 import { countryByAlpha3 } from '../../platform/european-countries.ts';
-import { type Finding, pointer, shown } from './rules.ts';
+import { type Finding, shown } from './rules.ts';
 
 const DECIMAL = /^[+-]?\d{1,3}([.,]\d+)?$/;
 /** The 2.2.1 patterns (mod_locations GeoLocation). */
@@ -79,9 +79,11 @@ const SEVERAL_ZONES = new Set(['ESP', 'PRT', 'FRA']);
 
 /**
  * The Location's time zone: the one sent when it is an IANA zone (in the spec's
- * spelling), else the zone at its coordinates; at sea (the lookup answers an
- * Etc/ zone) the zone of its country when the country has one. Undefined when
- * none can be told.
+ * spelling); else the zone of its country when the country has one (our table
+ * of European countries: a station near a border is in its country's zone,
+ * which a lookup by coordinates can miss by a few kilometres); else the zone at
+ * its coordinates. Undefined when none can be told (at sea, the lookup answers
+ * an Etc/ zone).
  */
 export function readTimeZone(raw: unknown, coordinates: Coordinates, country: unknown, path: string, findings: Finding[]): string | undefined {
   if (typeof raw === 'string' && raw.trim() !== '') {
@@ -91,13 +93,9 @@ export function readTimeZone(raw: unknown, coordinates: Coordinates, country: un
       return zone;
     }
   }
-  let zone: string | undefined = tzLookup(Number(coordinates.latitude), Number(coordinates.longitude));
-  if (zone.startsWith('Etc/')) {
-    const facts = typeof country === 'string' && !SEVERAL_ZONES.has(country.toUpperCase()) ? countryByAlpha3(country) : undefined;
-    zone = facts?.timeZone;
-  }
+  const facts = typeof country === 'string' && !SEVERAL_ZONES.has(country.toUpperCase()) ? countryByAlpha3(country) : undefined;
+  let zone: string | undefined = facts?.timeZone ?? tzLookup(Number(coordinates.latitude), Number(coordinates.longitude));
+  if (zone.startsWith('Etc/')) zone = undefined;
   if (zone !== undefined) findings.push({ rule: 'time-zone-derived', path, detail: `${shown(raw)} -> ${shown(zone)}` });
   return zone;
 }
-
-export const coordinatesPath = (base: string) => pointer(base, 'coordinates');

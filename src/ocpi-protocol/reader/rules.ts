@@ -21,7 +21,10 @@ export const RULES = {
     kind: 'normalized',
     says: 'latitude/longitude with fewer than 5 or more than 7 decimals, a decimal comma, or sent as numbers, are written with 5 to 7 decimals',
   },
-  'time-zone-derived': { kind: 'normalized', says: "a missing or unknown time_zone is derived from the coordinates (at sea: the country's one zone)" },
+  'time-zone-derived': {
+    kind: 'normalized',
+    says: 'a missing or unknown time_zone is derived: the zone of a country that has one, else the zone at the coordinates',
+  },
   'period-end-24h': { kind: 'normalized', says: 'a regular-hours period_end of "24:00" is the end of the day: "23:59"' },
   'end-time-24h': { kind: 'normalized', says: 'a tariff restriction end_time of "24:00" is "00:00", which OCPI defines as the end of the day' },
   'vat-fraction': { kind: 'normalized', says: 'a VAT given as a fraction (0.21) is taken as the percentage (21) when it can only be one (0.01 to 0.30)' },

@@ -15,6 +15,7 @@ import { createBackgroundWork, sharedPass } from './background-work.ts';
 import { createNetwork, type Network } from './network.ts';
 import { createPeers, type Log, OCPI_VERSION, type RegisterWithOptions } from './peers.ts';
 import { createPush, type Push } from './push.ts';
+import { createQuirks, type Quirk } from './quirks.ts';
 import { configurationRoutes } from './routes-configuration.ts';
 import { moduleRoutes, type PageLimits } from './routes-modules.ts';
 import { BASE_PATH, createServer } from './server.ts';
@@ -23,6 +24,7 @@ import { createStatusChanges } from './status-changes.ts';
 import * as store from './store.ts';
 
 export type { RegisterWithOptions, Registration } from './peers.ts';
+export { parseQuirks, QUIRKS, type Quirk, quirkPicks } from './quirks.ts';
 export { SCENARIOS, type Scenario, scenarioEvseId, scenarioLocationId, scenarioOf } from './scenarios.ts';
 export type { OutboxRecord, Peer } from './store.ts';
 
@@ -86,6 +88,8 @@ export interface CpoSandboxOptions {
   publicUrl?: string;
   /** Serve HTTPS with this certificate instead of plain HTTP. */
   tls?: { cert: string; key: string };
+  /** Imperfect data to send, as real CPOs do (quirks.ts; CPO_SANDBOX_QUIRKS): none by default. */
+  quirks?: readonly Quirk[];
   log?: Log;
 }
 
@@ -163,6 +167,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
   const { tickMs, requestTimeoutMs, commandTimeoutSeconds, pageLimits } = settings;
 
   const network = createNetwork({ locations: options.locations, seed: options.seed, scenarioParties: options.scenarioParties ?? d.scenarioParties });
+  const quirks = createQuirks(options.quirks ?? []);
   for (const o of await store.loadEvseStatuses(db)) network.applyStatus(o);
 
   const address = sandboxAddress(options.publicUrl);
@@ -179,6 +184,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     retryBaseMs: positive('retryBaseMs', options.retryBaseMs ?? d.retryBaseMs),
     giveUpAfterMs: positive('giveUpAfterMs', options.giveUpAfterMs ?? d.giveUpAfterMs),
     maxStatusPushesInFlight: d.maxStatusPushesInFlight,
+    quirks,
   });
 
   const setEvseStatus = (location: OcpiLocation, evse: OcpiEvse, status: EvseStatus) => recordEvseStatus({ db, clock, network, push }, location, evse, status);
@@ -194,6 +200,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     log,
     setEvseStatus,
     kickOutbox: background.kickOutbox,
+    quirks,
     options: simulationOptions(options, settings),
   });
   await simulation.init();
@@ -215,7 +222,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
   const serverDeps = { clock, peers, log, tls: options.tls, hangMs: positive('hangMs', options.hangMs ?? d.hangMs), parties: network.parties };
   const server = createServer(serverDeps, (app, http) => {
     configurationRoutes({ clock, peers, baseUrl: base })(app);
-    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base })(app, http);
+    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base, quirks })(app, http);
   });
 
   return {

@@ -10,6 +10,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import type { Network } from './network.ts';
 import { OCPI_VERSION } from './peers.ts';
+import type { Quirks } from './quirks.ts';
 import { authOf, BASE_PATH, type CpoApp, type HttpTools, ok } from './server.ts';
 import type { Simulation } from './simulation.ts';
 import * as store from './store.ts';
@@ -29,6 +30,8 @@ export interface ModuleRoutesDeps {
   pageLimits: PageLimits;
   commandTimeoutSeconds: number;
   baseUrl: () => string;
+  /** Imperfect data to serve (CPO_SANDBOX_QUIRKS): what a quirky CPO would send instead of the network's clean objects. */
+  quirks: Quirks;
 }
 
 const P = `${BASE_PATH}/${OCPI_VERSION}`;
@@ -51,7 +54,7 @@ function tokenType(request: FastifyRequest): string {
 }
 
 export function moduleRoutes(deps: ModuleRoutesDeps) {
-  const { db, clock, network, simulation, pageLimits } = deps;
+  const { db, clock, network, simulation, pageLimits, quirks } = deps;
   const endpointUrl = (module: string) => `${deps.baseUrl()}${P}/${module}`;
 
   function sendPage(reply: FastifyReply, module: string, page: PageQuery, result: { items: unknown[]; total: number }) {
@@ -63,19 +66,20 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
     // Locations and Tariffs (Sender)
     app.get(`${P}/locations`, async (request, reply) => {
       const page = parsePageQuery(query(request), pageLimits.locations);
-      return sendPage(reply, 'locations', page, network.locationPage(page));
+      const served = network.locationPage(page);
+      return sendPage(reply, 'locations', page, { ...served, items: served.items.map(quirks.location) });
     });
 
     app.get(`${P}/locations/:location_id`, async (request, reply) => {
       const location = network.location(params(request).location_id ?? '');
       if (!location) throw unknownObject('unknown location', OCPI_STATUS.unknownLocation);
-      return ok(reply, clock, network.view(location));
+      return ok(reply, clock, quirks.location(network.view(location)));
     });
 
     app.get(`${P}/locations/:location_id/:evse_uid`, async (request, reply) => {
       const ref = network.evse(params(request).location_id ?? '', params(request).evse_uid ?? '');
       if (!ref) throw unknownObject('unknown location or EVSE', OCPI_STATUS.unknownLocation);
-      return ok(reply, clock, network.viewEvse(ref.location, ref.evse));
+      return ok(reply, clock, quirks.evse(network.viewEvse(ref.location, ref.evse)));
     });
 
     app.get(`${P}/locations/:location_id/:evse_uid/:connector_id`, async (request, reply) => {
@@ -87,7 +91,8 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
 
     app.get(`${P}/tariffs`, async (request, reply) => {
       const page = parsePageQuery(query(request), pageLimits.tariffs);
-      return sendPage(reply, 'tariffs', page, network.tariffPage(page));
+      const served = network.tariffPage(page);
+      return sendPage(reply, 'tariffs', page, { ...served, items: served.items.map(quirks.tariff) });
     });
 
     // Sessions and CDRs (Sender): the requesting eMSP's own
@@ -95,7 +100,8 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
       const page = parsePageQuery(query(request), pageLimits.sessions);
       // mod_sessions makes date_from required on this GET (mod_cdrs does not on its own): a strict CPO refuses without it.
       if (page.date_from === undefined) throw invalidParameters('date_from is required on GET sessions');
-      return sendPage(reply, 'sessions', page, await store.sessionPage(db, authOf(request).peer.id, page));
+      const served = await store.sessionPage(db, authOf(request).peer.id, page);
+      return sendPage(reply, 'sessions', page, { ...served, items: served.items.map(quirks.sessionOrCdr) });
     });
 
     app.put(`${P}/sessions/:session_id/charging_preferences`, async () => {
@@ -104,7 +110,8 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
 
     app.get(`${P}/cdrs`, async (request, reply) => {
       const page = parsePageQuery(query(request), pageLimits.cdrs);
-      return sendPage(reply, 'cdrs', page, await store.cdrPage(db, authOf(request).peer.id, page));
+      const served = await store.cdrPage(db, authOf(request).peer.id, page);
+      return sendPage(reply, 'cdrs', page, { ...served, items: served.items.map(quirks.sessionOrCdr) });
     });
 
     // Commands (Receiver)
