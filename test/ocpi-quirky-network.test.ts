@@ -20,7 +20,7 @@ import { parseCdr, parseLocation, parseTariff } from '../src/ocpi-protocol/valid
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox, QUIRKS, quirkPicks, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
 import { FAST_CPO_TIMINGS } from './charging-support.ts';
-import { setupTestApp, type TestContext } from './helpers.ts';
+import { setupTestApp, type TestContext, testConfig } from './helpers.ts';
 
 const exec = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '..');
@@ -75,6 +75,15 @@ after(async () => {
   await cpo?.close();
   await ctx?.close();
   await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('CPO_SANDBOX_QUIRKS', () => {
+  it('names the quirks of the network the service starts: a list, or all; an unknown name stops start-up', () => {
+    assert.deepEqual(testConfig({ CPO_SANDBOX_QUIRKS: ' 24h, no-timezone ,24h' }).ocpi.cpoSandbox.quirks, ['24h', 'no-timezone']);
+    assert.deepEqual(testConfig({ CPO_SANDBOX_QUIRKS: 'all' }).ocpi.cpoSandbox.quirks, [...QUIRKS]);
+    assert.deepEqual(testConfig().ocpi.cpoSandbox.quirks, []);
+    assert.throws(() => testConfig({ CPO_SANDBOX_QUIRKS: 'coordinates,bogus' }), /CPO_SANDBOX_QUIRKS: unknown sandbox quirk "bogus"/);
+  });
 });
 
 describe('a CPO network that sends imperfect data', () => {
