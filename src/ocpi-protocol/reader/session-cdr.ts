@@ -13,9 +13,9 @@ import { applySchemaRules } from './schema-rules.ts';
 import { strictly } from './strict.ts';
 import { applyTariffRules } from './tariff.ts';
 
-const strictSession = validator(Session);
+const strictSession = validator(Session, 'Session');
 const strictSessionPatch = validator(SessionPatch);
-const strictCdr = validator(Cdr);
+const strictCdr = validator(Cdr, 'CDR');
 
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const hasId = (value: unknown) => typeof value === 'string' && value.trim() !== '';

@@ -11,7 +11,7 @@ import { type Finding, pointer, type Reading, refused, shown } from './rules.ts'
 import { applySchemaRules } from './schema-rules.ts';
 import { strictly } from './strict.ts';
 
-const strictTariff = validator(OcpiTariff);
+const strictTariff = validator(OcpiTariff, 'Tariff');
 const TARIFF_DISPLAY = ['tariff_alt_text', 'tariff_alt_url', 'energy_mix'];
 const DIMENSIONS = ['ENERGY', 'FLAT', 'PARKING_TIME', 'TIME'];
 const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'];
