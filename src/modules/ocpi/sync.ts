@@ -175,7 +175,9 @@ async function storeCatalogue(deps: SyncDeps, module: 'tariffs' | 'locations', o
 async function pullCatalogue(deps: SyncDeps, run: PullRun, module: 'tariffs' | 'locations', since: Date | undefined): Promise<boolean> {
   const pages = run.pages(module, since);
   if (!pages) return false;
-  const read: (raw: unknown) => Reading<OcpiTariff | OcpiLocation> = module === 'tariffs' ? readTariff : readLocation;
+  // Pages are parsed for this pull alone: read in place, without a copy of every object.
+  const read = (raw: unknown): Reading<OcpiTariff | OcpiLocation> =>
+    module === 'tariffs' ? readTariff(raw, { inPlace: true }) : readLocation(raw, { inPlace: true });
   let changed = false;
   for await (const page of pages) {
     const { taken, findings, leftOut } = readPage(page.items, read, run.owned);

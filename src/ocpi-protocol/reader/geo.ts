@@ -38,6 +38,11 @@ export interface Coordinates {
 export function readCoordinates(raw: unknown, path: string, findings: Finding[]): Coordinates | undefined {
   if (raw === null || typeof raw !== 'object') return undefined;
   const { latitude, longitude } = raw as Record<string, unknown>;
+  if (typeof latitude === 'string' && typeof longitude === 'string' && LATITUDE.test(latitude) && LONGITUDE.test(longitude)) {
+    // Already as 2.2.1 writes them (the common case): only the range and the 0,0 placeholder are checked.
+    const [lat, lon] = [Number(latitude), Number(longitude)];
+    return Math.abs(lat) > 90 || Math.abs(lon) > 180 || (lat === 0 && lon === 0) ? undefined : { latitude, longitude };
+  }
   const lat = decimalText(latitude);
   const lon = decimalText(longitude);
   if (lat === undefined || lon === undefined) return undefined;

@@ -11,7 +11,7 @@ import { CONNECTOR_FORMATS, EVSE_STATUSES, type EvseStatus, OcpiConnector, OcpiE
 import { validator } from '../validate.ts';
 import { readCoordinates, readTimeZone } from './geo.ts';
 import { type Finding, isRejection, pointer, type Reading, refused, shown } from './rules.ts';
-import { applySchemaRules } from './schema-rules.ts';
+import { applySchemaRules, copyJson } from './schema-rules.ts';
 import { strictly, truncate } from './strict.ts';
 
 /** A schema of an object without one of its properties (the part read by its own reader). */
@@ -155,24 +155,27 @@ function readLocationIn(location: Record<string, unknown>, findings: Finding[]):
   return { ok: true, value: checked.value, findings };
 }
 
-/** A Location as a CPO sent it, read (the value given is not changed). */
-export function readLocation(raw: unknown): Reading<OcpiLocation> {
+/**
+ * A Location as a CPO sent it, read. The value given is not changed, unless
+ * `inPlace` (a page just parsed, that nothing else holds: no copy to make).
+ */
+export function readLocation(raw: unknown, options: { inPlace?: boolean } = {}): Reading<OcpiLocation> {
   const findings: Finding[] = [];
   if (!isRecord(raw)) return refused(findings, 'invalid', '', 'a Location must be a JSON object');
-  return readLocationIn(structuredClone(raw), findings);
+  return readLocationIn(options.inPlace ? raw : copyJson(raw), findings);
 }
 
 /** An EVSE pushed on its own (PUT of .../{location_id}/{evse_uid}). */
 export function readEvse(raw: unknown): Reading<OcpiEvse> {
   const findings: Finding[] = [];
-  const evse = readEvseIn(isRecord(raw) ? structuredClone(raw) : raw, '', findings);
+  const evse = readEvseIn(isRecord(raw) ? copyJson(raw) : raw, '', findings);
   return evse ? { ok: true, value: evse, findings } : { ok: false, message: rejectionMessage(findings), findings };
 }
 
 /** A Connector pushed on its own (PUT of .../{evse_uid}/{connector_id}). */
 export function readConnector(raw: unknown, evseUid: string): Reading<OcpiConnector> {
   const findings: Finding[] = [];
-  const connector = readConnectorIn(isRecord(raw) ? structuredClone(raw) : raw, '', findings, evseUid);
+  const connector = readConnectorIn(isRecord(raw) ? copyJson(raw) : raw, '', findings, evseUid);
   return connector ? { ok: true, value: connector, findings } : { ok: false, message: rejectionMessage(findings), findings };
 }
 

@@ -9,7 +9,7 @@ import { AUTH_METHODS, SESSION_STATUSES, Session, SessionPatch } from '../sessio
 import { type CDR, validator } from '../validate.ts';
 import { readCoordinates } from './geo.ts';
 import { type Finding, type Reading, refused, shown } from './rules.ts';
-import { applySchemaRules } from './schema-rules.ts';
+import { applySchemaRules, copyJson } from './schema-rules.ts';
 import { strictly } from './strict.ts';
 import { applyTariffRules } from './tariff.ts';
 
@@ -42,7 +42,7 @@ const SESSION_ENUMS: [string, readonly string[]][] = [
 export function readSession(raw: unknown): Reading<Session> {
   const findings: Finding[] = [];
   if (!isRecord(raw)) return refused(findings, 'invalid', '', 'Session: the body must be a JSON object');
-  const session = structuredClone(raw);
+  const session = copyJson(raw);
   applySchemaRules(Session, session, '', findings);
   if (!hasId(session.id)) return refused(findings, 'no-id', '/id', 'Session: /id is required');
   const refusal = closedEnums(session, SESSION_ENUMS, findings, 'Session');
@@ -56,7 +56,7 @@ export function readSession(raw: unknown): Reading<Session> {
 export function readSessionPatch(raw: unknown): Reading<SessionPatch> {
   const findings: Finding[] = [];
   if (!isRecord(raw)) return refused(findings, 'invalid', '', 'Session PATCH: the body must be a JSON object');
-  const patch = structuredClone(raw);
+  const patch = copyJson(raw);
   applySchemaRules(SessionPatch, patch, '', findings);
   const refusal = closedEnums(patch, SESSION_ENUMS, findings, 'Session PATCH');
   if (refusal) return refusal;
@@ -69,7 +69,7 @@ export function readSessionPatch(raw: unknown): Reading<SessionPatch> {
 export function readCdr(raw: unknown): Reading<CDR> {
   const findings: Finding[] = [];
   if (!isRecord(raw)) return refused(findings, 'invalid', '', 'CDR: the body must be a JSON object');
-  const cdr = structuredClone(raw);
+  const cdr = copyJson(raw);
   applySchemaRules(Cdr, cdr, '', findings);
   if (!hasId(cdr.id)) return refused(findings, 'no-id', '/id', 'CDR: /id is required');
   const refusal = closedEnums(

@@ -8,7 +8,7 @@ import Big from 'big.js';
 import { OcpiTariff } from '../locations-tariffs.ts';
 import { validator } from '../validate.ts';
 import { type Finding, pointer, type Reading, refused, shown } from './rules.ts';
-import { applySchemaRules } from './schema-rules.ts';
+import { applySchemaRules, copyJson } from './schema-rules.ts';
 import { strictly } from './strict.ts';
 
 const strictTariff = validator(OcpiTariff, 'Tariff');
@@ -102,11 +102,11 @@ export function applyTariffRules(tariff: unknown, path: string, findings: Findin
   return refusal.message;
 }
 
-/** A Tariff as a CPO sent it, read (the value given is not changed). */
-export function readTariff(raw: unknown): Reading<OcpiTariff> {
+/** A Tariff as a CPO sent it, read (the value given is not changed, unless `inPlace`: see readLocation). */
+export function readTariff(raw: unknown, options: { inPlace?: boolean } = {}): Reading<OcpiTariff> {
   const findings: Finding[] = [];
   if (!isRecord(raw)) return refused(findings, 'invalid', '', 'a Tariff must be a JSON object');
-  const tariff = structuredClone(raw);
+  const tariff = options.inPlace ? raw : copyJson(raw);
   applySchemaRules(OcpiTariff, tariff, '', findings);
   if (typeof tariff.id !== 'string' || tariff.id.trim() === '') return refused(findings, 'no-id', '/id', 'a Tariff needs an id');
   const refusal = tariffRules(tariff, '', findings);
