@@ -43,12 +43,12 @@ for (let run = 0; run < runs; run++) {
   const forStrict = JSON.parse(clean) as unknown[];
   best.strict = Math.min(
     best.strict,
-    timed(() => forStrict.forEach((l) => parseOcpiLocation(l))),
+    timed(() => forStrict.map((l) => parseOcpiLocation(l))),
   );
   const forReader = JSON.parse(clean) as unknown[];
   best.reader = Math.min(
     best.reader,
-    timed(() => forReader.forEach((l) => readLocation(l, { inPlace: true }))),
+    timed(() => forReader.map((l) => readLocation(l, { inPlace: true }))),
   );
   const forQuirky = JSON.parse(quirky) as unknown[];
   best.quirky = Math.min(
@@ -60,7 +60,7 @@ for (let run = 0; run < runs; run++) {
   const forTariffs = JSON.parse(tariffs) as unknown[];
   best.tariffs = Math.min(
     best.tariffs,
-    timed(() => forTariffs.forEach((t) => readTariff(t, { inPlace: true }))),
+    timed(() => forTariffs.map((t) => readTariff(t, { inPlace: true }))),
   );
 }
 const n = locations.length;
