@@ -29,6 +29,8 @@ import type { Metrics } from './platform/metrics.ts';
 /** What the OCPI module is made with here (main.ts: where its warnings go). */
 export interface OcpiSettings {
   log?: OcpiLog;
+  /** How long a credentials token's connection is cached (tests; default 2 s). */
+  tokenCacheTtlMs?: number;
 }
 
 export interface ModulesDeps {
@@ -100,6 +102,7 @@ export function createModules(deps: ModulesDeps): Modules {
           ingestion,
           ...(withCharging ? { events: toCharging, authorizationChecks: [(userId: string) => authorizationCheck({ db }, userId)] } : {}),
           ...(deps.ocpi.log ? { log: deps.ocpi.log } : {}),
+          ...(deps.ocpi.tokenCacheTtlMs === undefined ? {} : { tokenCacheTtlMs: deps.ocpi.tokenCacheTtlMs }),
           metrics: deps.metrics,
         });
 

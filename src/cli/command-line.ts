@@ -21,9 +21,12 @@ Commands:
   partners remove NAME                                      unmark a partner
   cpo connect --versions-url URL --token TOKEN_A [--party CC*PID] [--name NAME] [--raw-tokens]
                                                             register with a CPO (OCPI credentials handshake; the service must
-                                                            be running: the CPO fetches our endpoints), then pull its data
+                                                            be running: the CPO fetches our endpoints), then pull its data.
+                                                            Exit 0: connected and pulled; 1: the handshake failed, nothing is
+                                                            connected; 3: connected, but pulling its data failed (in part or
+                                                            whole; the output names what; \`cpo sync NAME\` pulls again)
   cpo invite [--name NAME] [--raw-tokens] [--json]          issue a TOKEN_A for a CPO that registers with us
-  cpo list [--json]                                         list CPO connections
+  cpo list [--json]                                         list CPO connections (status, party, negotiated OCPI version)
   cpo disconnect NAME                                       unregister at the CPO and stop using the connection
   cpo sync NAME [--full]                                    pull the CPO's locations, tariffs, sessions and CDRs now
   cpo rotate NAME                                           renew both credentials tokens of a connection
@@ -34,7 +37,9 @@ Commands:
   webhooks deliveries ENDPOINT_ID [--json]                  an endpoint's newest deliveries, with their attempts
   migrate                                                   apply database migrations
 
-The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).`;
+The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).
+Exit codes: 0 done; 1 the command failed (its message says why); 2 configuration error; 3 \`cpo connect\`: connected,
+but the first pull failed; 64 usage error.`;
 
 export class UsageError extends Error {}
 

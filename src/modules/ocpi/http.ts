@@ -27,8 +27,8 @@ declare module 'fastify' {
 }
 
 export interface OcpiAuth {
-  /** The connection a token belongs to (cached briefly). */
-  connectionForToken(token: string): Promise<Connection | undefined>;
+  /** The connection a token belongs to (cached briefly; `fresh`: read from the database whatever the cache holds). */
+  connectionForToken(token: string, options?: { fresh?: boolean }): Promise<Connection | undefined>;
 }
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -139,7 +139,14 @@ export function installOcpiEdge(
     }
     const access = (request.routeOptions.config as { ocpiAccess?: TokenAccess } | undefined)?.ocpiAccess ?? 'registered';
     if (access === 'registered' && connection.incoming_token_kind !== 'C') {
-      throw new OcpiError(401, OCPI_STATUS.clientError, 'This token only allows the versions and credentials modules; register first');
+      // The cache may predate a handshake that completed a moment ago (in this process or another, whose
+      // announcement is on its way): the database decides before the peer is refused.
+      const fresh = await deps.auth.connectionForToken(token, { fresh: true });
+      if (fresh?.incoming_token_kind !== 'C') {
+        throw new OcpiError(401, OCPI_STATUS.clientError, 'This token only allows the versions and credentials modules; register first');
+      }
+      connection = fresh;
+      request.ocpiConnection = fresh;
     }
     if (access === 'registered') {
       const party = requestingParty(request, connection);
