@@ -125,6 +125,8 @@ export function createModules(deps: ModulesDeps): Modules {
     : undefined;
 
   const modules: Modules = { users, payments, ocpi, charging: undefined, invoicing: undefined, jobHandlers: {}, reconcile: async () => ({}) };
+  // The OCPI module's own jobs (the first pull after a CPO registered) run with or without charging.
+  Object.assign(modules.jobHandlers, ocpi?.jobHandlers);
   if (!payments || !ocpi || !withCharging) return modules;
 
   const crashPoint = crashPoints(config.testCrashPoints);
@@ -171,6 +173,7 @@ export function createModules(deps: ModulesDeps): Modules {
     charging,
     invoicing,
     jobHandlers: {
+      ...modules.jobHandlers,
       [CHARGING_QUEUES.releaseHold]: (payload: never) => charging.releaseHold(sessionOf(payload)),
       [CHARGING_QUEUES.startDeadline]: (payload: never) => charging.startDeadline(sessionOf(payload)),
       [CHARGING_QUEUES.stopAtCpo]: (payload: never) => charging.stopAtCpo(sessionOf(payload)),

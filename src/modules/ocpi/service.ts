@@ -4,11 +4,13 @@ import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { OcpiConfig } from '../../platform/config.ts';
 import type { Database } from '../../platform/db.ts';
+import type { JobContext, JobHandler } from '../../platform/jobs.ts';
 import type { Metrics } from '../../platform/metrics.ts';
 import { createRateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Ingestion } from '../stations/ingest.ts';
 import { createCommands } from './commands.ts';
 import { createConnections } from './connections.ts';
+import { firstPull, OCPI_QUEUES } from './first-pull.ts';
 import { deliverDuePushes } from './push-delivery.ts';
 import { createReceivers, type OcpiEvents } from './receivers.ts';
 import * as repo from './repository.ts';
@@ -124,6 +126,10 @@ export function createOcpi(deps: OcpiDeps) {
   return {
     connections,
     receivers,
+    /** Durable background work of the module, by queue (src/modules.ts hands them to the job runner). */
+    jobHandlers: {
+      [OCPI_QUEUES.firstPull]: (payload: never, job: JobContext) => firstPull({ db, sync, log }, payload as { connection_id?: unknown }, job),
+    } satisfies Record<string, JobHandler>,
     /** A CDR as stored (received or pulled). */
     async cdr(key: { country_code: string; party_id: string; id: string }): Promise<CDR | undefined> {
       return (await repo.findCdr(db, key))?.data as CDR | undefined;
