@@ -27,3 +27,21 @@ CREATE TRIGGER ocpi_connection_updated
         (NEW.name, NEW.status, NEW.incoming_token_sha256, NEW.incoming_token_kind, NEW.pending_token_sha256, NEW.outgoing_token, NEW.raw_tokens,
          NEW.versions_url, NEW.version, NEW.endpoints, NEW.roles, NEW.expected_party))
   EXECUTE FUNCTION ocpi_connection_changed();
+
+-- 2. Bills held for the operator. A CDR in another currency than the
+-- session's tariff and payment hold is never converted or guessed: the bill
+-- is `held` (nothing captured, no invoice) with its reason, until the
+-- operator releases it (`charging-access bills release`): billed in the
+-- hold's currency at the session's own tariff (-> priced, then settled and
+-- invoiced as any bill), or waived (-> `waived`: the hold is released,
+-- nothing is charged, no invoice).
+ALTER TABLE charging_bills DROP CONSTRAINT charging_bills_step_check;
+ALTER TABLE charging_bills ADD CONSTRAINT charging_bills_step_check CHECK (step IN ('priced', 'settled', 'invoiced', 'not_billed', 'held', 'waived'));
+-- Why the bill was held (for the operator), and since when.
+ALTER TABLE charging_bills ADD COLUMN held_reason text;
+ALTER TABLE charging_bills ADD COLUMN held_at timestamptz;
+-- How the operator released it: 'tariff' (billed at the session's tariff) or 'waived'; and when.
+ALTER TABLE charging_bills ADD COLUMN released_as text CHECK (released_as IN ('tariff', 'waived'));
+ALTER TABLE charging_bills ADD COLUMN released_at timestamptz;
+-- What `bills held` lists: few rows among many bills.
+CREATE INDEX charging_bills_held_idx ON charging_bills (held_at) WHERE step = 'held';
