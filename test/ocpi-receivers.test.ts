@@ -186,6 +186,24 @@ describe('routing headers (transport_and_format, Message Routing)', () => {
     assertEnvelope(await ocpi('GET', '/2.2.1/locations/DE/ABC/ROUTED'), 404, 2003);
     assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/ROUTED', location, token, from('DE', 'ABC')), 201, 1000);
   });
+
+  it('refuses a message addressed (OCPI-to) to another party than ours: 2001 in an HTTP 200 answer, nothing stored', async () => {
+    const to = (country_code: string, party_id: string) => ({ 'OCPI-to-country-code': country_code, 'OCPI-to-party-id': party_id });
+    const location = ocpiLocation({ id: 'ADDRESSED', lat: 52.5, lon: 13.4 });
+    for (const headers of [to('NL', 'EMS'), to('DE', 'CAY'), to('DE', 'CAXX'), { 'OCPI-to-party-id': 'CAX' }]) {
+      const res = await ocpi('PUT', '/2.2.1/locations/DE/ABC/ADDRESSED', location, token, { ...from('DE', 'ABC'), ...headers });
+      assertEnvelope(res, 200, 2001);
+      assert.match(res.body.status_message, /OCPI-to/);
+      assert.deepEqual(routingOf(res), ['DE', 'CAX', 'DE', 'ABC'], 'the refusal is routed back to the requesting party');
+    }
+    const other = await ocpi('GET', '/2.2.1/tokens?limit=1', undefined, token, to('NL', 'EMS'));
+    assertEnvelope(other, 200, 2001);
+    assert.match(other.body.status_message, /OCPI-to names NL\*EMS, not this eMSP \(DE\*CAX\)/);
+    assertEnvelope(await ocpi('GET', '/2.2.1/locations/DE/ABC/ADDRESSED'), 404, 2003);
+    // Addressed to us (CiString: any case), or not addressed at all (peer to peer, open routing): taken.
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/ADDRESSED', location, token, { ...from('DE', 'ABC'), ...to('de', 'cax') }), 201, 1000);
+    assertEnvelope(await ocpi('GET', '/2.2.1/tokens?limit=1'), 200, 1000);
+  });
 });
 
 describe('Locations receiver', () => {

@@ -2,8 +2,9 @@
 // request is authenticated by a credentials token that names a connection,
 // errors carry OCPI status codes, and request/correlation ids are echoed.
 // Requests to functional modules may name their party in the OCPI-from
-// routing headers (it must be one the connection holds); our answers to them
-// carry the routing headers back (from: us, to: the requesting party).
+// routing headers (it must be one the connection holds) and their addressee
+// in the OCPI-to headers (it must be us); our answers to them carry the
+// routing headers back (from: us, to: the requesting party).
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, HEADER, invalidParameters, OCPI_STATUS, OcpiError, type PartyRef, routingHeaders, tokenCandidates } from '../../ocpi-protocol/transport.ts';
@@ -62,6 +63,27 @@ function requestingParty(request: FastifyRequest, connection: Connection): Party
   const held = connection.roles.some((r) => r.country_code.toUpperCase() === party.country_code && r.party_id.toUpperCase() === party.party_id);
   if (!held) throw invalidParameters(`OCPI-from names ${party.country_code}*${party.party_id}, a party this connection does not hold`);
   return party;
+}
+
+/**
+ * A functional module's request addressed by its OCPI-to headers (transport_and_format, Message Routing) must be
+ * addressed to us. We are one eMSP party, not a hub nor a platform hosting others: a message for another party
+ * cannot be routed on and is refused (HTTP 200, 2001: the OCPI-to headers are an invalid parameter; 4001 "unknown
+ * receiver" is a hub's code). Absent OCPI-to headers are accepted: a peer-to-peer request or an open routing
+ * request (to whoever receives it). Party ids are CiStrings: compared without regard to case.
+ */
+function checkAddressedToUs(request: FastifyRequest, us: PartyRef): void {
+  const cc = request.headers[HEADER.toCountryCode];
+  const pid = request.headers[HEADER.toPartyId];
+  if (cc === undefined && pid === undefined) return;
+  if (typeof cc !== 'string' || typeof pid !== 'string' || !COUNTRY_CODE.test(cc) || !PARTY_ID.test(pid)) {
+    throw invalidParameters('OCPI-to-country-code and OCPI-to-party-id must both name a party (2 letters, 3 letters or digits)');
+  }
+  if (cc.toUpperCase() !== us.country_code.toUpperCase() || pid.toUpperCase() !== us.party_id.toUpperCase()) {
+    throw invalidParameters(
+      `OCPI-to names ${cc.toUpperCase()}*${pid.toUpperCase()}, not this eMSP (${us.country_code}*${us.party_id}); we route no messages to other parties`,
+    );
+  }
 }
 
 /** Whether a request is for a functional module (routed): a known route that is not versions or credentials. */
@@ -151,6 +173,7 @@ export function installOcpiEdge(
     if (access === 'registered') {
       const party = requestingParty(request, connection);
       if (party) request.ocpiParty = party;
+      checkAddressedToUs(request, deps.us);
     }
   });
 
