@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, HEADER, invalidParameters, OCPI_STATUS, OcpiError, type PartyRef, routingHeaders, tokenCandidates } from '../../ocpi-protocol/transport.ts';
+import { isOcpiRecording, recordOcpiExchange, routingHeadersOf } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isDatabaseUnavailable } from '../../platform/db.ts';
 import { setRateLimitHeaders } from '../../platform/http/rate-limit.ts';
@@ -24,6 +25,10 @@ declare module 'fastify' {
     ocpiRawToken?: boolean;
     /** The party of the connection a functional module's request comes from, when its OCPI-from headers name one. */
     ocpiParty?: PartyRef;
+    /** The request's token is allowed on its module (recordings: whether its answer must carry routing headers). */
+    ocpiAuthenticated?: boolean;
+    /** The request reached the OCPI layer: authenticated, its body read as JSON, a route matched (recordings). */
+    ocpiReached?: boolean;
   }
 }
 
@@ -120,6 +125,8 @@ export function installOcpiEdge(
   app.decorateRequest('ocpiToken', undefined);
   app.decorateRequest('ocpiRawToken', false);
   app.decorateRequest('ocpiParty', undefined);
+  app.decorateRequest('ocpiAuthenticated', false);
+  app.decorateRequest('ocpiReached', false);
 
   app.addHook('onRequest', async (request, reply) => {
     const correlation = request.headers[HEADER.correlationId];
@@ -170,6 +177,7 @@ export function installOcpiEdge(
       connection = fresh;
       request.ocpiConnection = fresh;
     }
+    request.ocpiAuthenticated = true;
     if (access === 'registered') {
       const party = requestingParty(request, connection);
       if (party) request.ocpiParty = party;
@@ -177,13 +185,20 @@ export function installOcpiEdge(
     }
   });
 
+  // After the body was read as JSON and the request passed authentication: it reached the OCPI layer (when a route matched).
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.url !== undefined) request.ocpiReached = true;
+  });
+
   // Answers of functional modules carry the routing headers: from us, to the requesting party.
   // (Versions and credentials are configuration modules: "routing headers SHALL NOT be used with these modules".)
   app.addHook('onSend', async (request, reply, payload) => {
-    if (!isFunctionalRoute(request)) return payload;
-    const to = answerTo(request);
-    const headers = to ? routingHeaders(deps.us, to) : { 'OCPI-from-country-code': deps.us.country_code, 'OCPI-from-party-id': deps.us.party_id };
-    void reply.headers(headers);
+    if (isFunctionalRoute(request)) {
+      const to = answerTo(request);
+      const headers = to ? routingHeaders(deps.us, to) : { 'OCPI-from-country-code': deps.us.country_code, 'OCPI-from-party-id': deps.us.party_id };
+      void reply.headers(headers);
+    }
+    if (isOcpiRecording()) recordAnswer(request, reply, payload);
     return payload;
   });
 
@@ -215,6 +230,31 @@ export function installOcpiEdge(
   app.setNotFoundHandler((request, reply) =>
     sendOcpi(reply, deps.clock, 404, undefined, OCPI_STATUS.clientError, `No OCPI endpoint at ${request.method} ${request.url.split('?')[0]}`),
   );
+}
+
+/** The OCPI module a route serves: the segment after the version (versions for the versions list and details). */
+function moduleOfRoute(route: string | undefined): string | null {
+  if (route === undefined) return null;
+  return /\/\d+\.\d+(?:\.\d+)?\/([a-z_]+)/.exec(route)?.[1] ?? 'versions';
+}
+
+/** Our answer, for the CI check of routing headers and status codes (only with recording on). */
+function recordAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
+  const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
+  const code = /"status_code":(\d+)/.exec(text)?.[1];
+  const route = request.routeOptions.url;
+  recordOcpiExchange({
+    direction: 'answer',
+    sender: 'emsp',
+    method: request.method,
+    path: route ?? request.url.split('?')[0] ?? '',
+    module: moduleOfRoute(route),
+    status: reply.statusCode,
+    ocpi_status: code === undefined ? null : Number(code),
+    routing: routingHeadersOf(reply.getHeaders()),
+    authenticated: request.ocpiAuthenticated === true,
+    reached_ocpi_layer: request.ocpiReached === true,
+  });
 }
 
 function safeClientMessage(error: FastifyError): string {
