@@ -174,6 +174,11 @@ describe('changeStatus on PostgreSQL', () => {
     return id;
   }
 
+  // What changeStatus reads to show the session in its event: these sessions have no hold and no bill.
+  const ctx = () => ({ db: database.db, clock, payments: { getHolds: async () => new Map() }, sessionCosts: async () => new Map() });
+  const eventsOf = async (id: string) =>
+    (await database.db.query<{ type: string }>('SELECT type FROM client_events WHERE session_id = $1 ORDER BY seq', [id])).rows.map((r) => r.type);
+
   const statusOf = async (id: string) =>
     (await database.db.query<{ status: SessionStatus }>('SELECT status FROM charging_sessions WHERE id = $1', [id])).rows[0]?.status;
 
@@ -183,10 +188,12 @@ describe('changeStatus on PostgreSQL', () => {
         const id = await newSession();
         // Put the row in `from` behind the module's back: the guard, not the caller, must refuse what the table does.
         await database.db.query('UPDATE charging_sessions SET status = $2 WHERE id = $1', [id, from]);
-        const written = await changeStatus({ clock }, database.db, id, e, { failure_reason: 'test' });
+        const written = await changeStatus(ctx(), database.db, id, e, { failure_reason: 'test' });
         const to = nextStatus(from, e);
         assert.equal(written?.status, to, `${e} from ${from}`);
         assert.equal(await statusOf(id), to ?? from);
+        // One event exactly when the status became another, committed with it (the pool was passed: a transaction of its own).
+        assert.deepEqual(await eventsOf(id), to !== undefined && to !== from ? [`charging_session.${to}`] : []);
         if (to === undefined) {
           const { rows } = await database.db.query('SELECT failure_reason FROM charging_sessions WHERE id = $1', [id]);
           assert.equal(rows[0]?.failure_reason, null, 'a refused transition writes none of its changes either');
@@ -202,7 +209,7 @@ describe('changeStatus on PostgreSQL', () => {
         const id = await newSession();
         const path = walk(events);
         for (const [i, e] of events.entries()) {
-          await changeStatus({ clock }, database.db, id, e);
+          await changeStatus(ctx(), database.db, id, e);
           assert.equal(await statusOf(id), path[i + 1], `after ${events.slice(0, i + 1).join(', ')}`);
         }
       }),
