@@ -32,6 +32,8 @@ export interface LoadTask {
   token?: string;
   connections: number;
   durationS: number;
+  /** Requests per second over all connections (a steady load); default: as fast as the connections go. */
+  overallRate?: number;
 }
 
 export interface LoadResult {
@@ -99,6 +101,7 @@ async function load(task: LoadTask): Promise<void> {
     connections: task.connections,
     pipelining: 1,
     duration: task.durationS,
+    ...(task.overallRate ? { overallRate: task.overallRate } : {}),
     timeout: 10,
     headers: task.token ? { authorization: `Bearer ${task.token}` } : {},
     requests: [

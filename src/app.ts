@@ -17,6 +17,7 @@ import type { Catalogue } from './modules/stations/catalogue.ts';
 import type { Ingestion } from './modules/stations/ingest.ts';
 import { stationsRoutes } from './modules/stations/routes.ts';
 import { usersRoutes } from './modules/users/routes.ts';
+import { webhooksRoutes } from './modules/webhooks/routes.ts';
 import { createModules, type Modules, type OcpiSettings } from './modules.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
@@ -144,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
       await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
       if (payments) await api.register(paymentsRoutes({ payments, idempotency, publicBaseUrl: config.publicBaseUrl }));
+      await api.register(webhooksRoutes({ db, clock, idempotency, publicBaseUrl: config.publicBaseUrl, policy: { production: config.mode === 'production' } }));
       if (modules.charging && modules.invoicing) {
         await api.register(chargingRoutes({ charging: modules.charging, idempotency, publicBaseUrl: config.publicBaseUrl }));
         await api.register(invoicingRoutes({ invoicing: modules.invoicing, publicBaseUrl: config.publicBaseUrl }));

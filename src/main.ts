@@ -11,7 +11,7 @@ import { createStopList } from './platform/lifecycle.ts';
 import { createLogger } from './platform/logging.ts';
 import { createMetrics } from './platform/metrics.ts';
 import { CATALOGUE_PART, createReadiness } from './platform/readiness.ts';
-import { startHousekeeping, startJobs } from './startup/background-work.ts';
+import { startHousekeeping, startJobs, startWebhookDelivery } from './startup/background-work.ts';
 import { loadFirstCatalogue, startCatalogue } from './startup/catalogue.ts';
 import { ensureDemoClient, printReadyBanner, startClients } from './startup/clients.ts';
 import type { StartupContext } from './startup/context.ts';
@@ -44,7 +44,7 @@ export async function main(): Promise<void> {
   process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled promise rejection (the service keeps running)'));
 
   // Everything started is registered here, so a shutdown or a failed start-up stops exactly that, last first.
-  const stops = createStopList({ stepTimeoutMs: Math.max(config.shutdownGraceMs, 5_000) + 5_000 });
+  const stops = createStopList({ stepTimeoutMs: Math.max(config.shutdownGraceMs, 5_000) + 5_000, graceMs: config.shutdownGraceMs });
   const ctx: StartupContext = { config, log, clock, stops };
   const readiness = createReadiness();
   const catalogueLoaded = readiness.waitFor(CATALOGUE_PART);
@@ -95,6 +95,7 @@ export async function main(): Promise<void> {
     stops.add('OCPI background work', () => ocpi.stop());
 
     startJobs(ctx, { db, modules: server.modules });
+    startWebhookDelivery(ctx, { db });
 
     if (config.ocpi.cpoSandbox.enabled) {
       cpoSandboxVersionsUrl = await startCpoSandbox(ctx, { db: sandboxDb, ocpi, tls });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { EVENTS_CHANNEL, type EventBody, recordEvent } from '../src/modules/events/outbox.ts';
+import { EVENTS_CHANNEL, type EventBody, purgeEvents, recordEvent } from '../src/modules/events/outbox.ts';
 import { type Database, listen } from '../src/platform/db.ts';
 import { createTestDatabase } from './helpers.ts';
 
@@ -116,5 +116,35 @@ describe('client events outbox', () => {
     } finally {
       await listener.stop();
     }
+  });
+
+  it('forgets old events whose deliveries are finished, with their log; an event with a delivery still due stays', async () => {
+    const client = await newClient();
+    const endpoint = await newEndpoint(client, ['*']);
+    const old = new Date('2026-09-01T00:00:00Z');
+    const delivered = await recordEvent(db, { clientId: client, userId: null, type: 'user.deleted', object: {} }, old);
+    const retrying = await recordEvent(db, { clientId: client, userId: null, type: 'user.deleted', object: {} }, old);
+    const recent = await recordEvent(db, { clientId: client, userId: null, type: 'user.deleted', object: {} }, now);
+    await db.query(`UPDATE webhook_deliveries SET next_attempt_at = NULL, delivered_at = $2 WHERE event_id = $1`, [delivered.body.id, old]);
+    await db.query(`UPDATE webhook_deliveries SET next_attempt_at = NULL, delivered_at = $2 WHERE event_id = $1`, [recent.body.id, now]);
+    await db.query(
+      `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, finished_at, status_code)
+       SELECT id, 1, $2, $2, 200 FROM webhook_deliveries WHERE event_id = $1`,
+      [delivered.body.id, old],
+    );
+    const attemptedDeliveries = (await db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1', [delivered.body.id])).rows.map(
+      (r) => r.id,
+    );
+    assert.equal(attemptedDeliveries.length, 1);
+    const forgotten = await purgeEvents(db, new Date(now.getTime() - 30 * 24 * 3_600_000), 1);
+    assert.ok(forgotten >= 1);
+    const left = async (eventId: string) => (await db.query('SELECT 1 FROM client_events WHERE id = $1', [eventId])).rows.length;
+    assert.equal(await left(delivered.body.id), 0, 'an old event delivered everywhere is forgotten');
+    assert.deepEqual(await deliveriesOf(delivered.body.id), [], 'with its deliveries');
+    assert.equal(await left(retrying.body.id), 1, 'an old event still being retried stays');
+    assert.deepEqual(await deliveriesOf(retrying.body.id), [endpoint]);
+    assert.equal(await left(recent.body.id), 1, 'a recent one stays');
+    const { rows } = await db.query('SELECT 1 FROM webhook_delivery_attempts WHERE delivery_id = ANY ($1)', [attemptedDeliveries]);
+    assert.equal(rows.length, 0, 'and their attempts');
   });
 });

@@ -13,6 +13,7 @@ import { createPublicKey, generateKeyPairSync, type KeyObject, randomUUID } from
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type JWTPayload, SignJWT, UnsecuredJWT } from 'jose';
+import { recordEvent } from '../src/modules/events/outbox.ts';
 import type { Driver } from './charging-support.ts';
 import { assertProblem, setupTestApp, type TestAppOptions, type TestContext, type TestResponse } from './helpers.ts';
 import { CARDS, connectCard } from './payments-support.ts';
@@ -80,6 +81,38 @@ export interface ProtectedRoute {
 
 const USERS = '/api/v1/users';
 const STATIONS = '/api/v1/stations';
+const WEBHOOKS = '/api/v1/webhook-endpoints';
+
+// ---------------------------------------------------------------------------
+// Webhook endpoint routes: the id is an endpoint of the owner's, with one event delivery queued to it.
+
+const deliveryOfEndpoint = new Map<string, string>();
+
+async function endpointWithDelivery(t: TestContext, owner: Client): Promise<string> {
+  const res = await t.call('POST', `${WEBHOOKS}/`, { token: owner.token, body: { url: 'https://hooks.example.com/owner', events: ['*'] } });
+  assert.equal(res.status, 201, res.text);
+  const event = await recordEvent(t.db, { clientId: owner.clientId, userId: null, type: 'debt.paid', object: { owner: true } }, t.clock.now());
+  const { rows } = await t.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE event_id = $1 AND endpoint_id = $2', [event.body.id, res.body.id]);
+  deliveryOfEndpoint.set(res.body.id, rows[0]?.id as string);
+  return res.body.id;
+}
+
+async function endpointView(t: TestContext, owner: Client, id: string): Promise<unknown> {
+  const endpoint = await t.call('GET', `${WEBHOOKS}/${id}/`, { token: owner.token });
+  assert.equal(endpoint.status, 200, `the owner no longer sees its endpoint: ${endpoint.text}`);
+  const deliveries = await t.call('GET', `${WEBHOOKS}/${id}/deliveries/`, { token: owner.token });
+  assert.equal(deliveries.status, 200, deliveries.text);
+  return { endpoint: endpoint.body, deliveries: deliveries.body };
+}
+
+async function webhookRows(t: TestContext, clientId: string): Promise<unknown> {
+  const endpoints = await t.db.query('SELECT * FROM webhook_endpoints WHERE client_id = $1 ORDER BY id', [clientId]);
+  const deliveries = await t.db.query('SELECT * FROM webhook_deliveries WHERE client_id = $1 ORDER BY id', [clientId]);
+  const events = await t.db.query('SELECT id FROM client_events WHERE client_id = $1 ORDER BY seq', [clientId]);
+  return { endpoints: endpoints.rows, deliveries: deliveries.rows, events: events.rows };
+}
+
+const webhookHooks = { setup: endpointWithDelivery, ownerView: endpointView, stored: webhookRows };
 
 /** Every route that requires a bearer token. Later modules add theirs here. */
 export const PROTECTED_ROUTES: ProtectedRoute[] = [
@@ -257,6 +290,68 @@ export const PROTECTED_ROUTES: ProtectedRoute[] = [
     ownedSetup: userWithDebt,
     ownerView: listView('invoices'),
     stored: billingRows,
+  },
+
+  // Webhook endpoints: the id is the endpoint's (retry: a delivery of it, or an unknown one under another id).
+  { method: 'GET', operation: '/api/v1/webhook-endpoints/', path: () => `${WEBHOOKS}/`, takesId: false, okStatus: 200, ...webhookHooks },
+  {
+    method: 'POST',
+    operation: '/api/v1/webhook-endpoints/',
+    path: () => `${WEBHOOKS}/`,
+    takesId: false,
+    body: { url: 'https://hooks.example.com/intruder', events: ['*'] },
+    okStatus: 201,
+    ...webhookHooks,
+  },
+  { method: 'GET', operation: '/api/v1/webhook-endpoints/{endpoint_id}/', path: (id) => `${WEBHOOKS}/${id}/`, takesId: true, okStatus: 200, ...webhookHooks },
+  {
+    method: 'PATCH',
+    operation: '/api/v1/webhook-endpoints/{endpoint_id}/',
+    path: (id) => `${WEBHOOKS}/${id}/`,
+    takesId: true,
+    body: { url: 'https://hooks.example.com/intruder', events: ['ping'], description: 'intruder', enabled: false },
+    okStatus: 200,
+    ...webhookHooks,
+  },
+  {
+    method: 'DELETE',
+    operation: '/api/v1/webhook-endpoints/{endpoint_id}/',
+    path: (id) => `${WEBHOOKS}/${id}/`,
+    takesId: true,
+    okStatus: 204,
+    ...webhookHooks,
+  },
+  {
+    method: 'POST',
+    operation: '/api/v1/webhook-endpoints/{endpoint_id}/rotate-secret/',
+    path: (id) => `${WEBHOOKS}/${id}/rotate-secret/`,
+    takesId: true,
+    okStatus: 200,
+    ...webhookHooks,
+  },
+  {
+    method: 'POST',
+    operation: '/api/v1/webhook-endpoints/{endpoint_id}/test/',
+    path: (id) => `${WEBHOOKS}/${id}/test/`,
+    takesId: true,
+    okStatus: 202,
+    ...webhookHooks,
+  },
+  {
+    method: 'GET',
+    operation: '/api/v1/webhook-endpoints/{endpoint_id}/deliveries/',
+    path: (id) => `${WEBHOOKS}/${id}/deliveries/`,
+    takesId: true,
+    okStatus: 200,
+    ...webhookHooks,
+  },
+  {
+    method: 'POST',
+    operation: '/api/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry/',
+    path: (id) => `${WEBHOOKS}/${id}/deliveries/${deliveryOfEndpoint.get(id) ?? randomUUID()}/retry/`,
+    takesId: true,
+    okStatus: 202,
+    ...webhookHooks,
   },
 ];
 

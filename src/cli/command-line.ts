@@ -2,6 +2,7 @@
 // their arguments and options, checked before anything opens the database.
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../modules/clients/service.ts';
+import { isUuid } from '../platform/ids.ts';
 
 export const USAGE = `Usage: charging-access <command> [options]
 
@@ -29,6 +30,8 @@ Commands:
   sandbox cpo                                               run the sandbox CPO network as its own process (for service instances
                                                             started with CPO_SANDBOX=false): waits for the service at PUBLIC_BASE_URL,
                                                             connects the network over OCPI if not yet connected, serves until Ctrl-C
+  webhooks list --client CLIENT_ID [--json]                 list a client's webhook endpoints (state, pending and failed deliveries)
+  webhooks deliveries ENDPOINT_ID [--json]                  an endpoint's newest deliveries, with their attempts
   migrate                                                   apply database migrations
 
 The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).`;
@@ -54,6 +57,8 @@ const COMMANDS = [
   'cpo sync',
   'cpo rotate',
   'sandbox cpo',
+  'webhooks list',
+  'webhooks deliveries',
   'migrate',
 ] as const;
 
@@ -80,6 +85,7 @@ function parseOptions(argv: string[]) {
       party: { type: 'string' },
       'raw-tokens': { type: 'boolean', default: false },
       full: { type: 'boolean', default: false },
+      client: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -120,6 +126,10 @@ export function parseCommandLine(argv: string[]): CommandLine | undefined {
   if (['stations import', 'partners add', 'partners remove', 'cpo disconnect', 'cpo sync', 'cpo rotate'].includes(command) && !arg) {
     throw new UsageError(`${command} needs an argument`);
   }
+  if (command === 'webhooks list' && !isUuid(values.client ?? '')) {
+    throw new UsageError('webhooks list needs --client CLIENT_ID (the API client id, a UUID)');
+  }
+  if (command === 'webhooks deliveries' && !arg) throw new UsageError('webhooks deliveries needs an ENDPOINT_ID');
   if (command === 'cpo connect' && (!values['versions-url'] || !values.token)) throw new UsageError('cpo connect needs --versions-url URL and --token TOKEN_A');
   const locations = values.locations === undefined ? undefined : positiveInteger('--locations', values.locations);
   const seed = values.seed === undefined ? 1 : positiveInteger('--seed', values.seed, 0);

@@ -9,6 +9,7 @@ import { migrate } from './commands/migrate.ts';
 import { partnersAdd, partnersList, partnersRemove } from './commands/partners.ts';
 import { stationsGenerate, stationsImport } from './commands/stations.ts';
 import { tokensIssue, tokensRevoke } from './commands/tokens.ts';
+import { webhooksDeliveries, webhooksList } from './commands/webhooks.ts';
 import { runSandboxCpo } from './sandbox-cpo.ts';
 import { ocpiOf, openSession, type Session } from './session.ts';
 
@@ -32,6 +33,8 @@ const SESSION_COMMANDS: Record<Exclude<CommandName, 'sandbox cpo'>, (session: Se
   'cpo disconnect': cpoDisconnect,
   'cpo sync': cpoSync,
   'cpo rotate': cpoRotate,
+  'webhooks list': webhooksList,
+  'webhooks deliveries': webhooksDeliveries,
 };
 
 async function run(argv: string[]): Promise<void> {

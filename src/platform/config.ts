@@ -81,6 +81,7 @@ export interface Config {
   ocpi: OcpiConfig;
   charging: ChargingSettings;
   invoicing: InvoicingSettings;
+  webhooks: WebhookSettings;
   /** TEST_CRASH_POINTS: points where the process kills itself (crash tests); refused in production. */
   testCrashPoints: string[];
   /** The Prometheus listener (METRICS_HOST, METRICS_PORT); undefined: no metrics are recorded. */
@@ -113,6 +114,15 @@ export interface EventsSettings {
   sseHeartbeatMs: number;
   /** SSE_MAX_STREAMS_PER_CLIENT: live streams one API client may have open on one instance (429 beyond). */
   sseMaxStreamsPerClient: number;
+}
+
+export interface WebhookSettings {
+  /** WEBHOOK_TIMEOUT_MS: how long one delivery attempt may take (connect, send, answer). */
+  timeoutMs: number;
+  /** WEBHOOK_CONCURRENCY: deliveries in flight in this process, over every endpoint. */
+  concurrency: number;
+  /** WEBHOOK_CONCURRENCY_PER_ENDPOINT: deliveries in flight to one endpoint, over every process. */
+  perEndpoint: number;
 }
 
 export interface InvoicingSettings {
@@ -418,6 +428,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       },
       numberPrefix: invoicePrefix(env),
       linkTtlMs: integer(env, 'INVOICE_LINK_TTL_SECONDS', 3600, 60, 7 * 86_400) * 1000,
+    },
+    webhooks: {
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 64, 1, 1_024),
+      perEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4, 1, 64),
     },
     testCrashPoints,
     metrics: metricsConfig(env, mode, port),

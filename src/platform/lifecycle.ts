@@ -5,22 +5,30 @@
 
 export interface StopList {
   /** Registers how to stop something just started (or about to be: stopping what never started must be harmless). */
-  add(name: string, stop: () => Promise<void> | void): void;
+  add(name: string, stop: (remainingMs: number) => Promise<void> | void): void;
   /** Runs every stop, last added first; failures and timeouts are reported, never thrown. */
   stopAll(report: (name: string, error: Error) => void): Promise<void>;
   /** Runs (and removes) only the named stop. */
   stopOne(name: string, report: (name: string, error: Error) => void): Promise<void>;
 }
 
-export function createStopList(options: { stepTimeoutMs: number }): StopList {
-  const steps: { name: string; stop: () => Promise<void> | void }[] = [];
-  const run = async (step: { name: string; stop: () => Promise<void> | void }, report: (name: string, error: Error) => void) => {
+/**
+ * `graceMs`: the whole stop's budget (SHUTDOWN_GRACE_MS), counted from the first stop: a step that lets work in flight
+ * finish is given what is left of it (`remainingMs`), so graces of several steps do not add up.
+ */
+export function createStopList(options: { stepTimeoutMs: number; graceMs?: number }): StopList {
+  type Step = { name: string; stop: (remainingMs: number) => Promise<void> | void };
+  const steps: Step[] = [];
+  let deadline: number | undefined;
+  const run = async (step: Step, report: (name: string, error: Error) => void) => {
+    deadline ??= Date.now() + (options.graceMs ?? options.stepTimeoutMs);
+    const remainingMs = Math.max(0, deadline - Date.now());
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`did not stop within ${options.stepTimeoutMs} ms`)), options.stepTimeoutMs);
     });
     try {
-      await Promise.race([Promise.resolve().then(step.stop), timeout]);
+      await Promise.race([Promise.resolve().then(() => step.stop(remainingMs)), timeout]);
     } catch (error) {
       report(step.name, error as Error);
     } finally {

@@ -1,8 +1,11 @@
 // The service's periodic and durable background work: the job runner and the
-// charging reconciliation (with CHARGING_JOBS), and the hourly housekeeping.
+// charging reconciliation (with CHARGING_JOBS), webhook delivery, and the
+// hourly housekeeping.
 import type { AppModules } from '../app.ts';
+import { EVENT_RETENTION_MS, purgeEvents } from '../modules/events/outbox.ts';
 import type { PaymentProcessor } from '../modules/payments/processor.ts';
 import { purgeHandledWebhookEvents, sweepPendingHolds } from '../modules/payments/service.ts';
+import { createWebhookDelivery } from '../modules/webhooks/delivery.ts';
 import type { Database } from '../platform/db.ts';
 import { createIdempotency } from '../platform/http/idempotency.ts';
 import { createJobRunner, purgeFinished } from '../platform/jobs.ts';
@@ -36,7 +39,27 @@ export function startJobs({ config, log, clock, stops }: StartupContext, { db, m
   }
 }
 
-/** Every hour: expired idempotency keys, handled webhook events, old finished jobs and the sandbox's expired records go; pending holds are swept. */
+/**
+ * Webhook deliveries (JOBS_ENABLED: a process that does background work delivers too), shared by every process on
+ * this database. On shutdown, deliveries in flight get what is left of SHUTDOWN_GRACE_MS (the HTTP server's drain
+ * comes first), then are cut off and left due for another process or the next start.
+ */
+export function startWebhookDelivery({ config, log, clock, stops }: StartupContext, { db }: { db: Database }): void {
+  if (!config.charging.jobsEnabled) return;
+  const deliveryLog = log.child({ component: 'webhooks' });
+  const delivery = createWebhookDelivery({
+    db,
+    clock,
+    settings: config.webhooks,
+    policy: { production: config.mode === 'production' },
+    graceMs: config.shutdownGraceMs,
+    log: (level, message, fields) => deliveryLog[level](fields ?? {}, message),
+  });
+  delivery.start();
+  stops.add('webhook delivery', (remainingMs) => delivery.stop(remainingMs));
+}
+
+/** Every hour: expired idempotency keys, handled webhook events, client events past their 30 days, old finished jobs and the sandbox's expired records go; pending holds are swept. */
 export function startHousekeeping(
   { log, clock, stops }: StartupContext,
   { db, processor, sandbox }: { db: Database; processor: PaymentProcessor; sandbox: StripeSandbox | undefined },
@@ -45,6 +68,9 @@ export function startHousekeeping(
   const housekeeping = setInterval(() => {
     idempotency.purgeExpired().catch((error: Error) => log.warn({ reason: error.message }, 'purging expired idempotency keys failed'));
     purgeHandledWebhookEvents(db, clock).catch((error: Error) => log.warn({ reason: error.message }, 'purging handled webhook events failed'));
+    purgeEvents(db, new Date(clock.now().getTime() - EVENT_RETENTION_MS)).catch((error: Error) =>
+      log.warn({ reason: error.message }, 'purging old client events failed'),
+    );
     purgeFinished(db, new Date(clock.now().getTime() - 7 * 86_400_000)).catch((error: Error) =>
       log.warn({ reason: error.message }, 'purging finished jobs failed'),
     );

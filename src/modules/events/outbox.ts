@@ -94,3 +94,34 @@ export async function recordEvent(q: Queryable, event: NewEvent, now: Date): Pro
   if (!row) throw new Error('recordEvent: the event was not written');
   return { seq: row.seq, body, deliveries: row.deliveries };
 }
+
+/** How long events and their delivery log are kept: the delivery log and the live stream's replay reach this far back. */
+export const EVENT_RETENTION_MS = 30 * 24 * 3_600_000;
+
+/**
+ * Forgets events older than `before` whose deliveries are all finished (delivered, given up, or for an endpoint since
+ * deleted), with those deliveries and their attempts, `batch` rows a statement so that no statement holds many locks.
+ * Answers the events forgotten. A delivery still due (an endpoint retrying, a retry asked for) keeps its event.
+ */
+export async function purgeEvents(q: Queryable, before: Date, batch = 5_000): Promise<number> {
+  let forgotten = 0;
+  for (;;) {
+    const { rows } = await q.query<{ n: number }>(
+      `WITH old AS (
+         SELECT e.seq FROM client_events e
+          WHERE e.created_at < $1
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq AND (d.next_attempt_at IS NOT NULL OR d.leased_until IS NOT NULL))
+          ORDER BY e.created_at LIMIT $2
+       ), deliveries AS (
+         DELETE FROM webhook_deliveries d USING old WHERE d.event_seq = old.seq RETURNING 1
+       ), events AS (
+         DELETE FROM client_events e USING old WHERE e.seq = old.seq RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM events) AS n, (SELECT count(*) FROM deliveries) AS d`,
+      [before, batch],
+    );
+    const n = rows[0]?.n ?? 0;
+    forgotten += n;
+    if (n < batch) return forgotten;
+  }
+}

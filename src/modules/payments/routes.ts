@@ -4,18 +4,11 @@ import { Type } from 'typebox';
 import { clientIdOf } from '../../platform/http/auth.ts';
 import { type Idempotency, type StoredAnswer, sendIdempotent } from '../../platform/http/idempotency.ts';
 import { PageOf, PageQuery, pageRequest, toPage } from '../../platform/http/pagination.ts';
-import { IdempotencyHeaders, withErrors } from '../../platform/http/schema.ts';
+import { IdempotencyHeaders, NoBody, withErrors } from '../../platform/http/schema.ts';
 import type { HttpApp } from '../../platform/http/server.ts';
 import { UserIdParams } from '../users/schemas.ts';
 import { PaymentMethod, PaymentMethodParams, SetupIntent, SetupIntentQuery } from './schemas.ts';
 import type { PaymentsService } from './service.ts';
-
-/** No body, or an empty JSON object: any field is refused (400). */
-const NoBody = Type.Unsafe<Record<string, never> | undefined>({
-  description: 'No body (an empty JSON object is accepted).',
-  additionalProperties: false,
-  not: { type: ['string', 'number', 'boolean', 'array'] },
-});
 
 export interface PaymentsRoutesDeps {
   payments: PaymentsService;

@@ -59,6 +59,13 @@ export const IdempotencyHeaders = Type.Object({
   ),
 });
 
+/** No body, or an empty JSON object: any field is refused (400). */
+export const NoBody = Type.Unsafe<Record<string, never> | undefined>({
+  description: 'No body (an empty JSON object is accepted).',
+  additionalProperties: false,
+  not: { type: ['string', 'number', 'boolean', 'array'] },
+});
+
 /** An amount as an exact decimal string in the currency's major unit ("12.40"), never a float. */
 export const Money = (description: string) => Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$', description });
 /** An amount that may be absent (null); not pattern-checked, as before: only serialized, never parsed. */
