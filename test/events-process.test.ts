@@ -87,10 +87,9 @@ describe('the live stream of a real service process', { timeout: 120_000 }, () =
     const ctx = { db: database.db, clock, payments: { getHolds: async () => new Map() }, sessionCosts: async () => new Map() };
     const active = await changeStatus(ctx, database.db, sessionId, 'chargingReported');
     assert.equal(active?.status, 'active');
-    const { rows: events } = await database.db.query<{ seq: number; body: string }>(
-      'SELECT seq, body::text AS body FROM client_events WHERE session_id = $1',
-      [sessionId],
-    );
+    const { rows: events } = await database.db.query<{ seq: number; body: string }>('SELECT seq, body::text AS body FROM client_events WHERE session_id = $1', [
+      sessionId,
+    ]);
     assert.equal(events.length, 1);
     for (const sse of streams) {
       const [event] = await sse.waitForEvents(1);

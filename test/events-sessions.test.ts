@@ -1,7 +1,8 @@
 // The client events the modules emit, through the API on the sandbox CPO network and the payment sandbox (real
 // HTTP, real PostgreSQL): a full session's status events in order on its live stream (each session object equal to
-// the session GET at its version, versions increasing) and its invoice.created; a failed start's pending and
-// failed; payment_method.attached/detached, debt.created/debt.paid and user.deleted once each by their action.
+// the session GET at its version, versions increasing) and its invoice.created, and the same events at a webhook
+// receiver, verified with the official standardwebhooks library; a failed start's pending and failed;
+// payment_method.attached/detached, debt.created/debt.paid and user.deleted once each by their action.
 // The CPO pushes no progress between a session's status changes here (a long update interval), so that the
 // session GET can be caught at an event's version; test/events-progress.test.ts has the progress events.
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { type Driver, newDriver, scenarioEvse, startCpoNetwork } from './chargin
 import { openSse, type SseClient, type SseEvent } from './events-support.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
 import { CARDS, connectCard, eventually, newOwner, type Owner, USERS } from './payments-support.ts';
+import { createEndpoint, deliveryOf, startReceiver, verify } from './webhooks-support.ts';
 
 let ctx: TestContext;
 let cpo: CpoSandbox;
@@ -152,6 +154,47 @@ describe('charging session events', () => {
       rows.map((r) => r.body),
     );
     replay.close();
+  });
+
+  it('a full session at a webhook receiver: its card’s attachment and the events of its stream, each once, signed (standardwebhooks verifies them)', async () => {
+    const receiver = await startReceiver();
+    const worker = deliveryOf(ctx);
+    worker.start();
+    try {
+      const owner = await newOwner(ctx);
+      const endpoint = await createEndpoint(ctx, owner.token, { url: receiver.url, events: ['*'] });
+      const d = await newDriver(ctx, { owner });
+      const attached = await eventually(async () => (await stored(d.userId, 'payment_method.attached'))[0], 'payment_method.attached');
+      const started = await start(d, evse('NORMAL'));
+      assert.equal(started.status, 201, started.text);
+      const id = started.body.id as string;
+      const sse = await streamOf(d, id);
+      await until(sse, 'charging_session.active');
+      assert.equal((await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token })).status, 204);
+      await until(sse, 'charging_session.completed');
+      await runJobsUntil(async () => sse.events.find((e) => e.event === 'invoice.created'), 'invoice.created');
+      const expected = [
+        {
+          id: attached.id,
+          body: (await ctx.db.query<{ body: string }>('SELECT body::text AS body FROM client_events WHERE id = $1', [attached.id])).rows[0]?.body,
+        },
+        ...sse.events.map((e) => ({ id: bodyOf(e).id, body: e.data })),
+      ];
+      const received = await receiver.waitFor(expected.length, 15_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(receiver.requests.length, expected.length, `each event once: ${receiver.requests.map((r) => JSON.parse(r.body).type).join(', ')}`);
+      // Per endpoint the order is not promised: the same bodies, byte for byte, each under its own webhook-id.
+      const byId = new Map(received.map((r) => [String(r.headers['webhook-id']), r]));
+      for (const event of expected) {
+        const request = byId.get(event.id);
+        assert.ok(request, `${event.body} reached the receiver`);
+        assert.equal(request.body, event.body);
+        assert.deepEqual(verify(endpoint.secret, request, ctx.clock), JSON.parse(event.body ?? ''));
+      }
+    } finally {
+      await worker.stop();
+      await receiver.close();
+    }
   });
 
   it('a start the operator rejects: pending, then failed, and nothing else', async () => {

@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { buildApp } from '../src/app.ts';
 import { type EventType, recordEvent } from '../src/modules/events/outbox.ts';
-import type { Queryable } from '../src/platform/db.ts';
+import { createDatabase, type Queryable } from '../src/platform/db.ts';
 import { insertSessionFor, openSse, type SseClient } from './events-support.ts';
 import { assertProblem, setupTestApp, type TestContext } from './helpers.ts';
 import { newOwner, newUser, type Owner, USERS } from './payments-support.ts';
@@ -218,6 +219,45 @@ describe('live session stream', () => {
     const event = await record(ctx.db, owner, sessionId, 'charging_session.active');
     assert.equal(Number((await one.waitForEvents(1))[0]?.id), event.seq);
     for (const s of [one, ...more]) s.close();
+  });
+
+  it('catches up on what committed while its LISTEN connection was lost', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const sse = await stream(owner, sessionId);
+    await sse.waitForComments(1);
+    const { rows } = await ctx.db.query<{ pid: number }>(
+      `SELECT pg_terminate_backend(pid) AS pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "client_events"'`,
+    );
+    assert.equal(rows.length, 1);
+    // Committed while nobody listens (the connection comes back a second later): no notification reaches the stream.
+    const missed = await record(ctx.db, owner, sessionId, 'charging_session.active');
+    assert.equal(Number((await sse.waitForEvents(1, 5_000))[0]?.id), missed.seq);
+    const next = await record(ctx.db, owner, sessionId, 'charging_session.stopping');
+    assert.equal(Number((await sse.waitForEvents(2))[1]?.id), next.seq);
+  });
+
+  it('answers 503 without internals when the database cannot be reached', async () => {
+    const brokenDb = createDatabase('postgres://nobody:wrong@127.0.0.1:1/none');
+    const broken = await buildApp({
+      config: ctx.config,
+      db: brokenDb,
+      clock: ctx.clock,
+      authenticate: ctx.clients.authenticate,
+      catalogue: ctx.catalogue,
+      ocpi: {},
+      payments: { processor: ctx.processor },
+      logger: false,
+    });
+    try {
+      const { owner, sessionId } = await ownerWithSession();
+      const res = await broken.inject({ method: 'GET', url: path(owner, sessionId), headers: { authorization: `Bearer ${owner.token}` } });
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal(JSON.parse(res.body).error.type, 'service_unavailable');
+      assert.doesNotMatch(JSON.parse(res.body).detail, /ECONNREFUSED|postgres|127\.0\.0\.1|:1\b|SELECT/i);
+    } finally {
+      await broken.close();
+      await brokenDb.close();
+    }
   });
 
   it('ends a stream whose token was revoked, at the next heartbeat', async () => {

@@ -42,13 +42,7 @@ export const queueRelease = (ctx: Pick<ChargingContext, 'clock'>, q: Queryable, 
  * Marks a pending session failed and queues the release of its hold (unless the customer is to authenticate it):
  * the status, its event and the jobs commit together (in `q`, or in a transaction of their own).
  */
-export function fail(
-  ctx: StatusContext,
-  q: Queryable,
-  id: string,
-  reason: string,
-  options: { release?: boolean } = {},
-): Promise<repo.SessionRow | undefined> {
+export function fail(ctx: StatusContext, q: Queryable, id: string, reason: string, options: { release?: boolean } = {}): Promise<repo.SessionRow | undefined> {
   return atomically(ctx.db, q, async (tx) => {
     const failed = await changeStatus(ctx, tx, id, 'startFailed', { start_step: 'ended', failure_reason: reason });
     if (failed) await cancelStartDeadline(tx, failed.id);

@@ -83,13 +83,7 @@ export type StatusContext = SessionEventContext & Pick<ChargingContext, 'db'>;
  * `q` when it is one, else in a transaction of its own. (endReported of a stopping session keeps its status: no
  * event.)
  */
-export function changeStatus(
-  ctx: StatusContext,
-  q: Queryable,
-  id: string,
-  event: SessionEvent,
-  changes: SessionChanges = {},
-): Promise<SessionRow | undefined> {
+export function changeStatus(ctx: StatusContext, q: Queryable, id: string, event: SessionEvent, changes: SessionChanges = {}): Promise<SessionRow | undefined> {
   const transition: Transition = TRANSITIONS[event];
   return atomically(ctx.db, q, async (tx) => {
     // Locked first: the status it had is the one the event is about (and no other writer slips in between).

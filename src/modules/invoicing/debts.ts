@@ -24,17 +24,8 @@ export function debtView(d: repo.DebtRow): DebtView {
  * debt.created or debt.paid, in the transaction that inserted the debt or marked it paid. The session's live
  * stream carries it too (a debt is what a session left unpaid).
  */
-export function recordDebtEvent(
-  ctx: Pick<InvoicingContext, 'clock'>,
-  tx: Queryable,
-  type: 'debt.created' | 'debt.paid',
-  debt: repo.DebtRow,
-): Promise<unknown> {
-  return recordEvent(
-    tx,
-    { clientId: debt.client_id, userId: debt.user_id, type, object: debtView(debt), sessionId: debt.session_id },
-    ctx.clock.now(),
-  );
+export function recordDebtEvent(ctx: Pick<InvoicingContext, 'clock'>, tx: Queryable, type: 'debt.created' | 'debt.paid', debt: repo.DebtRow): Promise<unknown> {
+  return recordEvent(tx, { clientId: debt.client_id, userId: debt.user_id, type, object: debtView(debt), sessionId: debt.session_id }, ctx.clock.now());
 }
 
 /** The user's unpaid debts; each is re-read from the processor first (a payment whose webhook is late clears it). */

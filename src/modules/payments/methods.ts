@@ -45,7 +45,6 @@ export function chargeTypeOf(methodType: string | undefined): PaymentMethodType 
   return methodType === 'paypal' ? 'paypal' : 'card';
 }
 
-
 // --- finding the method ------------------------------------------------------------------------------------
 
 /** The method, adopted if the mirror does not know it yet; not_found otherwise. Under the user's customer claim. */
