@@ -17,8 +17,11 @@
 // `<hold reference>:capture:<amount>`, charge: `session:<id>:charge:<amount>`),
 // so a retried job, a duplicate CDR or a crash between two steps never
 // charges twice. Sessions without energy are not billed: the hold is released.
+// A CDR in another currency than the session's hold is never billed as it is:
+// the bill is `held` for the operator (held-bills.ts releases it).
 import { randomUUID } from 'node:crypto';
 import Big from 'big.js';
+import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import { AppError } from '../../platform/errors.ts';
 import { enqueue, RetryLater } from '../../platform/jobs.ts';
 import { minimumCharge, toMinorUnits } from '../../platform/money.ts';
@@ -39,7 +42,9 @@ export async function billSession(ctx: InvoicingContext, sessionId: string): Pro
   const session = await ctx.session(sessionId);
   if (session?.status !== 'completed') return;
   let bill = await price(ctx, session);
-  if (bill.step === 'not_billed') {
+  // Held for the operator (bills release decides): nothing is captured, released or invoiced meanwhile.
+  if (bill.step === 'held') return;
+  if (bill.step === 'not_billed' || bill.step === 'waived') {
     // Nothing to pay: the hold is released.
     const hold = (await ctx.payments.getHolds(ctx.db, session.client_id, [session.hold_reference])).get(session.hold_reference);
     if (hold && RELEASABLE.includes(hold.status)) await ctx.payments.releaseHold(session.client_id, session.hold_reference);
@@ -78,6 +83,7 @@ async function price(ctx: InvoicingContext, session: SessionRow): Promise<repo.B
   if (!session.cdr_id || !session.cdr_country_code || !session.cdr_party_id) throw new Error(`session ${session.id} has no CDR`);
   const cdr = await ctx.cdr({ country_code: session.cdr_country_code, party_id: session.cdr_party_id, id: session.cdr_id });
   if (!cdr) throw new Error(`the CDR of session ${session.id} is missing`);
+  if (cdr.currency.toUpperCase() !== session.currency.toUpperCase()) return holdForCurrency(ctx, session, cdr);
   const priced = priceCdr(session, cdr, config.pricePolicy);
   if (priced.mismatch) {
     ctx.log?.warn(
@@ -103,6 +109,40 @@ async function price(ctx: InvoicingContext, session: SessionRow): Promise<repo.B
     price_mismatch: priced.mismatch,
     price_source: config.pricePolicy === 'cdr' && cdr.total_cost ? 'cdr' : 'engine',
     created_at: ctx.clock.now(),
+  });
+}
+
+/**
+ * A CDR in another currency than the session's tariff and payment hold: never converted at a rate we would have to
+ * guess, never billed in a currency the user did not agree to. The bill is held for the operator with its reason
+ * (nothing captured, no invoice) until released (held-bills.ts: at the session's own tariff, or waived).
+ */
+async function holdForCurrency(ctx: InvoicingContext, session: SessionRow, cdr: CDR): Promise<repo.BillRow> {
+  const cdrCurrency = cdr.currency.toUpperCase();
+  const cdrTotal = cdr.total_cost ? new Big(String(cdr.total_cost.incl_vat ?? cdr.total_cost.excl_vat)).toString() : null;
+  const reason =
+    `the CDR ${cdr.country_code}*${cdr.party_id}*${cdr.id} is in ${cdrCurrency}${cdrTotal === null ? '' : ` (total ${cdrTotal} ${cdrCurrency})`}, ` +
+    `the session's tariff and payment hold in ${session.currency.toUpperCase()}: not converted; released by the operator`;
+  ctx.log?.warn(
+    { session_id: session.id, cdr_id: cdr.id, cdr_currency: cdrCurrency, hold_currency: session.currency, reason },
+    'bill held for the operator (charging-access bills held): the CDR is in another currency than the session’s hold',
+  );
+  return repo.insertBill(ctx.db, {
+    session_id: session.id,
+    client_id: session.client_id,
+    user_id: session.user_id,
+    step: 'held',
+    currency: cdrCurrency,
+    lines: [],
+    net: 0,
+    vat: 0,
+    gross: 0,
+    cdr_total: cdrTotal,
+    engine_total: '0',
+    price_mismatch: false,
+    price_source: 'cdr',
+    created_at: ctx.clock.now(),
+    held_reason: reason,
   });
 }
 
