@@ -260,6 +260,19 @@ describe('live session stream', () => {
     }
   });
 
+  it('is in the OpenAPI document as text/event-stream, with Last-Event-ID; sessions document their version', async () => {
+    const doc = (await ctx.call('GET', '/api/v1/openapi.json')).body;
+    const operation = doc.paths['/api/v1/users/{user_id}/charging-sessions/{session_id}/events'].get;
+    assert.ok(operation.responses['200'].content['text/event-stream']);
+    for (const status of ['400', '404', '429', '503']) assert.ok(operation.responses[status], status);
+    assert.ok(operation.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'last-event-id'));
+    assert.deepEqual(operation.security, [{ bearerAuth: [] }]);
+    const session = doc.paths['/api/v1/users/{user_id}/charging-sessions/{session_id}/'].get.responses['200'].content['application/json'].schema;
+    assert.equal(session.properties.version.type, 'integer');
+    assert.ok(session.required.includes('version'));
+    assert.equal(doc.paths['/api/v1/users/{user_id}/charging-sessions/{session_id}/events/'], undefined, 'the trailing-slash alias is not documented twice');
+  });
+
   it('ends a stream whose token was revoked, at the next heartbeat', async () => {
     const { owner, sessionId } = await ownerWithSession();
     const issued = await ctx.clients.issueToken(owner.clientId);
