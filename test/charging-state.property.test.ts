@@ -216,4 +216,39 @@ describe('changeStatus on PostgreSQL', () => {
       { numRuns: 40 },
     );
   });
+
+  test('a refused stop puts the session back to active: charging_session.active again, at a higher version', async () => {
+    const id = await newSession();
+    for (const e of ['chargingReported', 'stopAccepted', 'stopRefused'] as const) await changeStatus(ctx(), database.db, id, e);
+    const { rows } = await database.db.query<{ type: string; version: number }>(
+      `SELECT type, (body->'data'->'object'->>'version')::int AS version FROM client_events WHERE session_id = $1 ORDER BY seq`,
+      [id],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.type),
+      ['charging_session.active', 'charging_session.stopping', 'charging_session.active'],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.version),
+      [2, 3, 4],
+    );
+  });
+
+  test('a status change rolled back leaves no event', async () => {
+    const id = await newSession();
+    await assert.rejects(
+      database.db.transaction(async (tx) => {
+        assert.equal((await changeStatus(ctx(), tx, id, 'chargingReported'))?.status, 'active');
+        assert.deepEqual(
+          (await tx.query<{ type: string }>('SELECT type FROM client_events WHERE session_id = $1', [id])).rows.map((r) => r.type),
+          ['charging_session.active'],
+          'recorded in the transaction of the change',
+        );
+        throw new Error('what came after the change failed');
+      }),
+      /came after/,
+    );
+    assert.equal(await statusOf(id), 'pending');
+    assert.deepEqual(await eventsOf(id), []);
+  });
 });

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { AppError } from '../../platform/errors.ts';
 import { type Authenticate, clientIdOf } from '../../platform/http/auth.ts';
 import { withErrors } from '../../platform/http/schema.ts';
-import type { HttpApp } from '../../platform/http/server.ts';
+import type { FastifyReply, FastifyRequest, HttpApp } from '../../platform/http/server.ts';
 import type { SessionStreams } from './streams.ts';
 
 export interface EventsRoutesDeps {
@@ -37,10 +37,7 @@ function lastEventId(header: string | string[] | undefined): number {
 export function eventsRoutes(deps: EventsRoutesDeps) {
   const { streams } = deps;
   return async function register(app: HttpApp) {
-    const handler = async (
-      request: import('fastify').FastifyRequest<{ Params: { user_id: string; session_id: string } }>,
-      reply: import('fastify').FastifyReply,
-    ) => {
+    const handler = async (request: FastifyRequest<{ Params: { user_id: string; session_id: string } }>, reply: FastifyReply) => {
       const after = lastEventId(request.headers['last-event-id']);
       const clientId = clientIdOf(request);
       const session = await deps.requireSession(clientId, request.params.user_id, request.params.session_id);
@@ -57,7 +54,7 @@ export function eventsRoutes(deps: EventsRoutesDeps) {
           ),
       });
       // The client went away: the stream ends with it.
-      request.raw.once('close', () => stream.destroy());
+      reply.raw.once('close', () => stream.destroy());
       return reply
         .header('content-type', 'text/event-stream; charset=utf-8')
         .header('cache-control', 'no-cache, no-store')
