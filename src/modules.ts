@@ -149,6 +149,7 @@ export function createModules(deps: ModulesDeps): Modules {
       startTimeoutMs: config.charging.startTimeoutMs,
       stalledStartMs: config.charging.stalledStartMs,
       stalledStopMs: config.charging.stalledStopMs,
+      progressIntervalMs: config.events.progressIntervalMs,
     },
     users,
     payments,

@@ -27,8 +27,10 @@ import { enqueue, RetryLater } from '../../platform/jobs.ts';
 import { minimumCharge, toMinorUnits } from '../../platform/money.ts';
 import { priceCdr } from '../../pricing/price-cdr.ts';
 import type { SessionRow } from '../charging/repository.ts';
+import { recordEvent } from '../events/outbox.ts';
 import type { InvoicingContext } from './context.ts';
-import { invoiceDocument, invoiceNumberText } from './documents.ts';
+import { recordDebtEvent } from './debts.ts';
+import { invoiceDocument, invoiceNumberText, invoiceView } from './documents.ts';
 import { INVOICING_QUEUES } from './queues.ts';
 import * as repo from './repository.ts';
 
@@ -197,7 +199,7 @@ async function settle(ctx: InvoicingContext, session: SessionRow, bill: repo.Bil
   }
   await db.transaction(async (tx) => {
     if (debt) {
-      await repo.insertDebt(tx, {
+      const row: repo.DebtRow = {
         session_id: session.id,
         client_id: session.client_id,
         user_id: session.user_id,
@@ -206,8 +208,11 @@ async function settle(ctx: InvoicingContext, session: SessionRow, bill: repo.Bil
         client_secret: debt.clientSecret,
         amount: excess,
         currency: bill.currency,
+        status: 'unpaid',
         created_at: clock.now(),
-      });
+        paid_at: null,
+      };
+      if (await repo.insertDebt(tx, row)) await recordDebtEvent(ctx, tx, 'debt.created', row);
     }
     await repo.settleBill(tx, session.id, { captured, charged, waived, charge_payment_intent_id: intentId }, clock.now());
   });
@@ -246,7 +251,7 @@ async function issue(ctx: InvoicingContext, session: SessionRow, bill: repo.Bill
     // The number last: its counter row is locked from here to the commit (every invoice of the issuer waits for it).
     const number = await repo.nextInvoiceNumber(tx, config.numberPrefix);
     const document = invoiceDocument(config, session, billing, locked, invoiceNumberText(config.numberPrefix, number), now);
-    await repo.insertInvoice(tx, {
+    const invoice: repo.InvoiceRow = {
       id: randomUUID(),
       issuer: config.numberPrefix,
       number,
@@ -261,6 +266,13 @@ async function issue(ctx: InvoicingContext, session: SessionRow, bill: repo.Bill
       refunded: false,
       document: { ...document, issueDate: now.toISOString() },
       issued_at: now,
-    });
+    };
+    await repo.insertInvoice(tx, invoice);
+    // The session's live stream carries it too: the session's cost is final and invoiced.
+    await recordEvent(
+      tx,
+      { clientId: invoice.client_id, userId: invoice.user_id, type: 'invoice.created', object: await invoiceView(ctx, invoice), sessionId: session.id },
+      now,
+    );
   });
 }

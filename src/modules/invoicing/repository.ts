@@ -197,8 +197,9 @@ export interface DebtRow {
 
 const DEBT_COLUMNS = 'session_id, client_id, user_id, payment_method_id, payment_intent_id, client_secret, amount, currency, status, created_at, paid_at';
 
-export async function insertDebt(db: Queryable, debt: Omit<DebtRow, 'status' | 'paid_at'>): Promise<void> {
-  await db.query(
+/** Inserts the session's debt; false when it has one already (nothing written). */
+export async function insertDebt(db: Queryable, debt: Omit<DebtRow, 'status' | 'paid_at'>): Promise<boolean> {
+  const { rowCount } = await db.query(
     `INSERT INTO charging_debts (session_id, client_id, user_id, payment_method_id, payment_intent_id, client_secret, amount, currency, status, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'unpaid', $9) ON CONFLICT (session_id) DO NOTHING`,
     [
@@ -213,6 +214,7 @@ export async function insertDebt(db: Queryable, debt: Omit<DebtRow, 'status' | '
       debt.created_at,
     ],
   );
+  return rowCount === 1;
 }
 
 export async function unpaidDebts(
