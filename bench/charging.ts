@@ -34,6 +34,7 @@ import { parseArgs } from 'node:util';
 import { createDatabase, type Database } from '../src/platform/db.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
 import { freePort } from '../src/platform/free-port.ts';
+import { type ReceiverFigures, type ReceiverMode, startWebhookReceiver, type WebhookReceiver } from './charging-webhooks.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -65,6 +66,7 @@ interface Options {
   jsonOut: string | undefined;
   /** Preload pg_stat_statements and print the statements that took PostgreSQL's time. */
   statements: boolean;
+  webhooks: 'off' | 'up' | 'down' | 'both';
 }
 
 function parseOptions(): Options {
@@ -81,6 +83,7 @@ function parseOptions(): Options {
       'keep-log': { type: 'string' },
       'json-out': { type: 'string' },
       statements: { type: 'boolean', default: false },
+      webhooks: { type: 'string', default: 'off' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -94,6 +97,10 @@ function parseOptions(): Options {
     return value;
   };
   if (levels.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--levels: expected positive integers, got ${values.levels}`);
+  const webhooks = values.webhooks ?? 'off';
+  if (webhooks !== 'off' && webhooks !== 'up' && webhooks !== 'down' && webhooks !== 'both') {
+    throw new Error(`--webhooks: expected off, up, down or both, got ${webhooks}`);
+  }
   return {
     levels,
     durationS: positive('duration', Number(values.duration ?? (values.quick ? 20 : 120))),
@@ -105,6 +112,7 @@ function parseOptions(): Options {
     keepLog: values['keep-log'],
     jsonOut: values['json-out'],
     statements: values.statements ?? false,
+    webhooks,
   };
 }
 
@@ -313,7 +321,7 @@ interface Service {
 }
 
 /** Everything started, so that cleanup() stops exactly that (and nothing else) once. */
-const started: { tmp?: string; postgres?: EmbeddedPostgres; db?: Database; service?: Service; agent?: Agent } = {};
+const started: { tmp?: string; postgres?: EmbeddedPostgres; db?: Database; service?: Service; agent?: Agent; receiver?: WebhookReceiver } = {};
 let cleaning: Promise<void> | undefined;
 
 /** Stops the service: SIGTERM, SIGKILL if it has not exited 30 s later. How long it took and how it ended. */
@@ -330,6 +338,7 @@ async function stopService(service: Service): Promise<{ ms: number; how: string 
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     started.agent?.destroy();
+    await started.receiver?.close().catch(() => {});
     const stopped = started.service && (await stopService(started.service));
     if (stopped) say(`service: ${stopped.how} ${seconds(stopped.ms)} after SIGTERM`);
     await started.db?.close().catch(() => {});
@@ -432,6 +441,10 @@ interface Bench {
   homes: Home[];
   /** Byte offset of the service log already looked at. */
   logOffset: number;
+  /** Every API answer (client requests of the virtual drivers): when it was sent and how long it took. */
+  answers: { at: number; ms: number }[];
+  /** With --webhooks: the client's receiver. */
+  receiver: WebhookReceiver | undefined;
 }
 
 function serviceEnv(options: Options, tmp: string, databaseUrl: string, ports: Record<'api' | 'metrics' | 'cpo', number>): Record<string, string> {
@@ -491,10 +504,29 @@ async function setUp(options: Options): Promise<Bench> {
   const { evses, homes } = await drivableEvses(db);
   say(`${evses.size} EVSEs at ${homes.length} locations can be started remotely (scenario EVSEs left out)`);
   if (evses.size === 0) throw new Error('no EVSE to charge at: is the sandbox network connected?');
-  const { call, agent } = createApi(service.base, ca, token);
-  started.agent = agent;
+  const api = createApi(service.base, ca, token);
+  started.agent = api.agent;
+  const answers: { at: number; ms: number }[] = [];
+  const call: Call = async (...args) => {
+    const answer = await api.call(...args);
+    answers.push({ at: now() - answer.ms, ms: answer.ms });
+    return answer;
+  };
   const sampler = createSampler(service.pid, postmasterPid);
-  return { options, db, call, service, sampler, evses, homes, logOffset: 0 };
+  const receiver = options.webhooks === 'off' ? undefined : await registerReceiver(call);
+  return { options, db, call, service, sampler, evses, homes, logOffset: 0, answers, receiver };
+}
+
+/** A loopback receiver, and the client's endpoint for every event type pointing at it (through the API). */
+async function registerReceiver(call: Call): Promise<WebhookReceiver> {
+  const receiver = await startWebhookReceiver();
+  started.receiver = receiver;
+  const created = await call('register webhook endpoint', 'POST', '/api/v1/webhook-endpoints/', {
+    body: { url: receiver.url, events: ['*'], description: 'bench:charging receiver' },
+  });
+  expectStatus('register webhook endpoint', created, 201);
+  say(`webhook endpoint ${text(get(created.body, 'id'))} -> ${receiver.url} (every event type)`);
+  return receiver;
 }
 
 /** The embedded server restarted with pg_stat_statements preloaded (the extension created in the database the service uses). */
@@ -997,6 +1029,10 @@ interface Spread {
 
 interface LevelResult {
   concurrency: number;
+  /** With --webhooks: the receiver's state during the level, and what it received of the level's events. */
+  webhooks: { mode: ReceiverMode; events: number; requests: number; latencyMs: Spread; staleArrivals: number; byType: Record<string, number> } | undefined;
+  /** Every client request sent within the window (the API as client apps see it). */
+  apiMs: Spread;
   /** From the level's start until every client had finished one driver (the window then opens). */
   warmupS: number;
   windowS: number;
@@ -1097,6 +1133,7 @@ async function windowFigures(run: LevelRun, marks: Marks) {
     perMinute: inWindow.length / ((to - from) / 60_000),
     invoicedInWindow: inWindow.length,
     startMs: spread(run.startAnswers.filter((s) => s.at >= from && s.at <= to).map((s) => s.ms)),
+    apiMs: spread(run.bench.answers.filter((a) => a.at >= from && a.at <= to).map((a) => a.ms)),
     toActiveMs: spread(startedIn.map((i) => i.toActiveMs)),
     toInvoicedMs: spread(startedIn.map((i) => i.toInvoicedMs)),
     stopMs: spread(startedIn.map((i) => i.stopMs)),
@@ -1131,8 +1168,14 @@ async function summarise(run: LevelRun, marks: Marks) {
 /** Longest ramp-up: then the window opens even if some client has not finished its first driver. */
 const WARMUP_CAP_MS = 300_000;
 
-async function runLevel(bench: Bench, concurrency: number): Promise<LevelResult> {
-  say(`\n== ${concurrency} concurrent drivers: ramp-up until each has finished one, then ${bench.options.durationS} s measured`);
+async function runLevel(bench: Bench, concurrency: number, receiverMode?: ReceiverMode): Promise<LevelResult> {
+  say(
+    `\n== ${concurrency} concurrent drivers${receiverMode ? ` (webhook receiver ${receiverMode})` : ''}: ramp-up until each has finished one, then ${bench.options.durationS} s measured`,
+  );
+  if (bench.receiver && receiverMode) {
+    await bench.receiver.setMode(receiverMode);
+    bench.receiver.takeFigures(Date.now());
+  }
   const level = bench.sampler.sample() ?? (bench.sampler.samples.at(-1) as Sample);
   const run: LevelRun = {
     bench,
@@ -1163,8 +1206,23 @@ async function runLevel(bench: Bench, concurrency: number): Promise<LevelResult>
   bench.logOffset = problems.size;
   return {
     ...(await summarise(run, { level, windowStart: run.window.start, windowEnd, drainEnd })),
+    webhooks: bench.receiver && receiverMode ? await receiverFigures(bench.receiver, receiverMode) : undefined,
     verification,
     serviceProblems: Object.fromEntries([...problems.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15)),
+  };
+}
+
+/** The level's events at the receiver: with the receiver up, those of the level's last sessions get a few seconds more. */
+async function receiverFigures(receiver: WebhookReceiver, mode: ReceiverMode): Promise<NonNullable<LevelResult['webhooks']>> {
+  if (mode === 'up') await sleep(3_000);
+  const figures: ReceiverFigures = receiver.takeFigures(Date.now());
+  return {
+    mode,
+    events: figures.events,
+    requests: figures.requests,
+    latencyMs: spread(figures.latenciesMs),
+    staleArrivals: figures.staleArrivals,
+    byType: figures.byType,
   };
 }
 
@@ -1180,6 +1238,18 @@ function printLevel(r: LevelResult): void {
       `${r.warmupS.toFixed(1)} s ramp-up; ${r.invoiced} in all, the last ${r.drainS.toFixed(1)} s after the window)`,
   );
   say(`  start p50 / p99         ${pair(r.startMs)} (${r.startMs.n} starts answered, sent within the window)`);
+  say(`  API p50 / p99           ${pair(r.apiMs)} (${r.apiMs.n} client requests sent within the window, every kind)`);
+  if (r.webhooks) {
+    const w = r.webhooks;
+    say(
+      w.mode === 'up'
+        ? `  webhooks (receiver up)  ${w.events} events of the level received (${w.requests} requests); created -> received ${pair(w.latencyMs)}; ` +
+            `session events after a later version of their session ${w.staleArrivals}; by type: ${Object.entries(w.byType)
+              .map(([type, n]) => `${type} ${n}`)
+              .join(', ')}`
+        : `  webhooks (receiver down) ${w.events} events received while down (expected 0); the service retries them later`,
+    );
+  }
   say(`  start -> active         ${pair(r.toActiveMs)} (${r.toActiveMs.n} invoiced sessions started within the window)`);
   say(`  start -> invoiced       ${pair(r.toInvoicedMs)}`);
   say(
@@ -1230,6 +1300,35 @@ interface Target {
   measured: string;
   target: string;
   pass: boolean | undefined;
+}
+
+/** Issue 19: delivery latency with the receiver up; the API's p99 with it down against up at the same concurrency. */
+function webhookTargets(levels: LevelResult[]): Target[] {
+  const rows: Target[] = [];
+  for (const r of levels) {
+    if (!r.webhooks) continue;
+    const at = `${r.concurrency} concurrent`;
+    if (r.webhooks.mode === 'up') {
+      const p99 = r.webhooks.latencyMs.p99;
+      rows.push({
+        figure: `${at}: event delivery, created -> receiver p99`,
+        measured: seconds(p99),
+        target: '<= 1 s',
+        pass: p99 !== undefined && p99 <= 1_000,
+      });
+      continue;
+    }
+    const up = levels.find((u) => u.concurrency === r.concurrency && u.webhooks?.mode === 'up');
+    if (!up || up.apiMs.p99 === undefined || r.apiMs.p99 === undefined) continue;
+    const ratio = r.apiMs.p99 / up.apiMs.p99;
+    rows.push({
+      figure: `${at}: API p99 with the receiver down / up`,
+      measured: `${fixed(ratio, 2)} (${seconds(r.apiMs.p99)} / ${seconds(up.apiMs.p99)})`,
+      target: '<= 1.10',
+      pass: ratio <= 1.1,
+    });
+  }
+  return rows;
 }
 
 function targets(levels: LevelResult[]): Target[] {
@@ -1300,7 +1399,7 @@ function printTables(levels: LevelResult[], rows: Target[]): void {
   for (const r of levels) {
     const checked = verificationPassed(r.verification) && r.verification.gapless ? 'OK' : '**WRONG**';
     say(
-      `| ${r.concurrency} | ${r.perMinute.toFixed(1)} | ${fixed(r.perMinute / base.perMinute, 2)} | ${pair(r.startMs)} | ${pair(r.toActiveMs)} | ${pair(r.toInvoicedMs)} | ` +
+      `| ${r.concurrency}${r.webhooks ? ` (receiver ${r.webhooks.mode})` : ''} | ${r.perMinute.toFixed(1)} | ${fixed(r.perMinute / base.perMinute, 2)} | ${pair(r.startMs)} | ${pair(r.toActiveMs)} | ${pair(r.toInvoicedMs)} | ` +
         `${r.failureCount} | ${checked} | ${r.rssMiB.start.toFixed(0)} / ${r.rssMiB.peak.toFixed(0)} / ${r.rssMiB.end.toFixed(0)} MiB | ` +
         `${fixed(r.serviceCpuSPerInvoiced, 3)} s | ${fixed(r.outbound.serviceCpuMsPerCall, 2)} ms |`,
     );
@@ -1315,11 +1414,14 @@ const SHUTDOWN_GRACE_MS = 10_000;
 async function measure(options: Options): Promise<void> {
   const bench = await setUp(options);
   const levels: LevelResult[] = [];
+  const modes: (ReceiverMode | undefined)[] = options.webhooks === 'off' ? [undefined] : options.webhooks === 'both' ? ['up', 'down'] : [options.webhooks];
   for (const concurrency of options.levels) {
-    if (aborting) return;
-    const result = await runLevel(bench, concurrency);
-    printLevel(result);
-    levels.push(result);
+    for (const mode of modes) {
+      if (aborting) return;
+      const result = await runLevel(bench, concurrency, mode);
+      printLevel(result);
+      levels.push(result);
+    }
   }
   bench.sampler.stop();
   if (options.statements) await printStatements(bench.db);
@@ -1330,7 +1432,7 @@ async function measure(options: Options): Promise<void> {
     `  token pushes waiting ${backlog.tokenPushBacklog ?? 'n/a'}: the service ${stopped ? `${stopped.how} ${seconds(stopped.ms)} after SIGTERM` : 'had already exited'}`,
   );
   if (levels.length === 0) return;
-  const rows = targets(levels);
+  const rows = [...targets(levels), ...webhookTargets(levels)];
   rows.push({
     figure: `shutdown with ${backlog.tokenPushBacklog ?? '?'} token pushes waiting`,
     measured: stopped ? `${seconds(stopped.ms)}, ${stopped.how}` : 'already exited',

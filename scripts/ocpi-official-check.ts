@@ -1,23 +1,31 @@
-// CI-only extra check: validates recorded OCPI messages against the OFFICIAL
-// OCPI 2.2.1 OpenAPI, when a copy of it sits next to the repository
-// (../shared/reference/ocpi-2.2.1/openapi). Our own schemas (src/ocpi-protocol/*.ts) are
-// written from the spec's text; this catches any message they let through that
-// the official schemas refuse. Without that folder it prints a notice and
-// exits 0, so clones without it are unaffected.
+// CI-only extra check of the OCPI messages the tests recorded
+// (OCPI_RECORD_DIR, see src/ocpi-protocol/validate.ts), two parts:
+//
+// - Exchanges ({ "exchange": ... }): every request our senders made (the
+//   eMSP, the sandbox CPO network) and every answer of our OCPI interface,
+//   held to OCPI 2.2.1's routing-header and status-code rules
+//   (scripts/ocpi-exchange-rules.ts, written from the spec's text): always.
+// - Messages ({ "schema": ..., "message": ... }): validated against the
+//   OFFICIAL OCPI 2.2.1 OpenAPI when a copy of it sits next to the repository
+//   (../shared/reference/ocpi-2.2.1/openapi). Our own schemas
+//   (src/ocpi-protocol/*.ts) are written from the spec's text; this catches any
+//   message they let through that the official schemas refuse. Without that
+//   folder this part prints a notice and is skipped.
 //
 //   node scripts/ocpi-official-check.ts [recordings-dir] [--openapi <dir>]
 //
-// recordings-dir (default .ocpi-recordings/) holds *.json files, each
-// { "schema": "<component name>", "message": <object> }, as written by
-// recordOcpiMessage (src/ocpi-protocol/validate.ts) when setOcpiRecorder(dir) is on.
+// recordings-dir (default .ocpi-recordings/) holds *.json files as written by
+// recordOcpiMessage and recordOcpiExchange when setOcpiRecorder(dir) is on.
 // "Version" may hold one Version or the array a versions endpoint returns.
-// Exit codes: 0 all match (or no official copy), 1 a message failed or the
-// recordings cannot be read, 2 the official OpenAPI cannot be loaded.
+// Exit codes: 0 all match (or nothing to check), 1 a message or exchange
+// failed or the recordings cannot be read, 2 the official OpenAPI cannot be
+// loaded.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
+import { exchangeProblems, type RecordedExchange } from './ocpi-exchange-rules.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsImport as unknown as { default?: typeof addFormatsImport }).default ?? addFormatsImport) as unknown as (ajv: Ajv) => Ajv;
@@ -145,15 +153,13 @@ function explain(errors: readonly ErrorObject[] | null | undefined, prefix = '')
   });
 }
 
-function checkRecording(official: OfficialSchemas, file: string): string[] {
-  let recording: unknown;
-  try {
-    recording = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    return [`not JSON: ${(error as Error).message}`];
-  }
-  const { schema, message } = (recording ?? {}) as { schema?: unknown; message?: unknown };
-  if (typeof schema !== 'string' || message === undefined) return ['not a recording: expected { "schema": <name>, "message": <object> }'];
+/** What is wrong with one recorded message (its official schema), or with one exchange (the transport rules). */
+function checkRecording(official: OfficialSchemas | undefined, recording: unknown): string[] {
+  const { schema, message, exchange } = (recording ?? {}) as { schema?: unknown; message?: unknown; exchange?: unknown };
+  if (exchange !== undefined) return exchangeProblems(exchange as RecordedExchange);
+  if (typeof schema !== 'string' || message === undefined)
+    return ['not a recording: expected { "schema": <name>, "message": <object> } or { "exchange": ... }'];
+  if (official === undefined) return [];
   const validate = official.validate(schema);
   if (validate === undefined) return [`no schema named ${schema} in the official OpenAPI`];
   if (schema === 'Version' && Array.isArray(message)) {
@@ -162,40 +168,70 @@ function checkRecording(official: OfficialSchemas, file: string): string[] {
   return validate(message) ? [] : explain(validate.errors);
 }
 
-async function main(): Promise<number> {
-  const { recordings, openapi } = parseArgs(process.argv.slice(2));
-  if (!existsSync(openapi) || !statSync(openapi).isDirectory()) {
-    process.stdout.write(`ocpi-official-check: skipped, no official OCPI 2.2.1 OpenAPI at ${openapi}\n`);
-    return 0;
-  }
-  let official: OfficialSchemas;
+function readRecording(file: string): { recording: unknown } | { error: string } {
   try {
-    official = await loadOfficial(openapi);
+    return { recording: JSON.parse(readFileSync(file, 'utf8')) };
   } catch (error) {
-    process.stderr.write(`ocpi-official-check: cannot load the official OpenAPI at ${openapi}: ${(error as Error).message}\n`);
-    return 2;
+    return { error: `not JSON: ${(error as Error).message}` };
   }
-  if (!existsSync(recordings) || !statSync(recordings).isDirectory()) {
-    process.stderr.write(`ocpi-official-check: no recordings directory ${recordings} (run the tests with recording on, see src/ocpi-protocol/validate.ts)\n`);
-    return 1;
-  }
+}
+
+/** Checks every recording; returns how many were messages and exchanges, and how many of each failed. */
+function checkAll(official: OfficialSchemas | undefined, recordings: string) {
   const files = readdirSync(recordings)
     .filter((f) => f.endsWith('.json'))
     .sort();
-  let failed = 0;
+  const figures = { messages: 0, exchanges: 0, failedMessages: 0, failedExchanges: 0 };
   for (const name of files) {
-    const problems = checkRecording(official, path.join(recordings, name));
+    const read = readRecording(path.join(recordings, name));
+    const isExchange = 'recording' in read && (read.recording as { exchange?: unknown } | null)?.exchange !== undefined;
+    if (isExchange) figures.exchanges += 1;
+    else figures.messages += 1;
+    const problems = 'error' in read ? [read.error] : checkRecording(official, read.recording);
     if (problems.length === 0) continue;
-    failed += 1;
+    if (isExchange) figures.failedExchanges += 1;
+    else figures.failedMessages += 1;
     process.stderr.write(`FAIL ${name}\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
   }
-  if (files.length === 0) process.stdout.write(`ocpi-official-check: warning, no recorded messages in ${recordings}\n`);
-  if (failed > 0) {
-    process.stderr.write(`ocpi-official-check: ${failed} of ${files.length} recorded messages do not match the official OCPI 2.2.1 OpenAPI\n`);
+  return figures;
+}
+
+async function main(): Promise<number> {
+  const { recordings, openapi } = parseArgs(process.argv.slice(2));
+  const hasOfficial = existsSync(openapi) && statSync(openapi).isDirectory();
+  const hasRecordings = existsSync(recordings) && statSync(recordings).isDirectory();
+  if (!hasOfficial && !hasRecordings) {
+    process.stdout.write(`ocpi-official-check: skipped, no official OCPI 2.2.1 OpenAPI at ${openapi} and no recordings at ${recordings}\n`);
+    return 0;
+  }
+  let official: OfficialSchemas | undefined;
+  if (hasOfficial) {
+    try {
+      official = await loadOfficial(openapi);
+    } catch (error) {
+      process.stderr.write(`ocpi-official-check: cannot load the official OpenAPI at ${openapi}: ${(error as Error).message}\n`);
+      return 2;
+    }
+  } else {
+    process.stdout.write(`ocpi-official-check: messages not checked against the official schemas (skipped, no official OCPI 2.2.1 OpenAPI at ${openapi})\n`);
+  }
+  if (!hasRecordings) {
+    process.stderr.write(`ocpi-official-check: no recordings directory ${recordings} (run the tests with recording on, see src/ocpi-protocol/validate.ts)\n`);
     return 1;
   }
-  process.stdout.write(`ocpi-official-check: ${files.length} recorded messages match the official OCPI 2.2.1 OpenAPI\n`);
-  return 0;
+  const f = checkAll(official, recordings);
+  if (f.messages + f.exchanges === 0) process.stdout.write(`ocpi-official-check: warning, no recorded messages in ${recordings}\n`);
+  if (f.failedMessages > 0) {
+    process.stderr.write(`ocpi-official-check: ${f.failedMessages} of ${f.messages} recorded messages do not match the official OCPI 2.2.1 OpenAPI\n`);
+  } else if (official) {
+    process.stdout.write(`ocpi-official-check: ${f.messages} recorded messages match the official OCPI 2.2.1 OpenAPI\n`);
+  }
+  if (f.failedExchanges > 0) {
+    process.stderr.write(`ocpi-official-check: ${f.failedExchanges} of ${f.exchanges} recorded exchanges break the routing-header or status-code rules\n`);
+  } else {
+    process.stdout.write(`ocpi-official-check: ${f.exchanges} recorded exchanges follow the routing-header and status-code rules\n`);
+  }
+  return f.failedMessages + f.failedExchanges > 0 ? 1 : 0;
 }
 
 process.exit(await main());

@@ -5,6 +5,8 @@ import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { chargingRoutes } from './modules/charging/routes.ts';
+import { eventsRoutes } from './modules/events/routes.ts';
+import { createSessionStreams } from './modules/events/streams.ts';
 import { invoiceDocumentRoutes, invoicingRoutes } from './modules/invoicing/routes.ts';
 import type { Ocpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
@@ -108,6 +110,14 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
     log: app.log,
   });
   const { users, payments, ocpi } = modules;
+  // Live session streams: ended before the server closes (they would hold it open), their LISTEN connection released.
+  const streams = createSessionStreams({
+    db,
+    heartbeatMs: config.events.sseHeartbeatMs,
+    maxPerClient: config.events.sseMaxStreamsPerClient,
+    log: (level, message, fields) => app.log[level](fields ?? {}, message),
+  });
+  app.addHook('preClose', () => streams.close());
 
   healthAndProblemRoutes(app, { db, readiness: deps.readiness, publicBaseUrl: config.publicBaseUrl });
 
@@ -139,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       if (modules.charging && modules.invoicing) {
         await api.register(chargingRoutes({ charging: modules.charging, idempotency, publicBaseUrl: config.publicBaseUrl }));
         await api.register(invoicingRoutes({ invoicing: modules.invoicing, publicBaseUrl: config.publicBaseUrl }));
+        await api.register(eventsRoutes({ streams, requireSession: modules.charging.requireSession, authenticate: deps.authenticate }));
       }
     },
     { prefix: API_PREFIX },

@@ -29,6 +29,8 @@ import type { Metrics } from './platform/metrics.ts';
 /** What the OCPI module is made with here (main.ts: where its warnings go). */
 export interface OcpiSettings {
   log?: OcpiLog;
+  /** How long a credentials token's connection is cached (tests; default 2 s). */
+  tokenCacheTtlMs?: number;
 }
 
 export interface ModulesDeps {
@@ -100,6 +102,7 @@ export function createModules(deps: ModulesDeps): Modules {
           ingestion,
           ...(withCharging ? { events: toCharging, authorizationChecks: [(userId: string) => authorizationCheck({ db }, userId)] } : {}),
           ...(deps.ocpi.log ? { log: deps.ocpi.log } : {}),
+          ...(deps.ocpi.tokenCacheTtlMs === undefined ? {} : { tokenCacheTtlMs: deps.ocpi.tokenCacheTtlMs }),
           metrics: deps.metrics,
         });
 
@@ -122,6 +125,8 @@ export function createModules(deps: ModulesDeps): Modules {
     : undefined;
 
   const modules: Modules = { users, payments, ocpi, charging: undefined, invoicing: undefined, jobHandlers: {}, reconcile: async () => ({}) };
+  // The OCPI module's own jobs (the first pull after a CPO registered) run with or without charging.
+  Object.assign(modules.jobHandlers, ocpi?.jobHandlers);
   if (!payments || !ocpi || !withCharging) return modules;
 
   const crashPoint = crashPoints(config.testCrashPoints);
@@ -144,6 +149,7 @@ export function createModules(deps: ModulesDeps): Modules {
       startTimeoutMs: config.charging.startTimeoutMs,
       stalledStartMs: config.charging.stalledStartMs,
       stalledStopMs: config.charging.stalledStopMs,
+      progressIntervalMs: config.events.progressIntervalMs,
     },
     users,
     payments,
@@ -168,6 +174,7 @@ export function createModules(deps: ModulesDeps): Modules {
     charging,
     invoicing,
     jobHandlers: {
+      ...modules.jobHandlers,
       [CHARGING_QUEUES.releaseHold]: (payload: never) => charging.releaseHold(sessionOf(payload)),
       [CHARGING_QUEUES.startDeadline]: (payload: never) => charging.startDeadline(sessionOf(payload)),
       [CHARGING_QUEUES.stopAtCpo]: (payload: never) => charging.stopAtCpo(sessionOf(payload)),

@@ -174,6 +174,11 @@ describe('changeStatus on PostgreSQL', () => {
     return id;
   }
 
+  // What changeStatus reads to show the session in its event: these sessions have no hold and no bill.
+  const ctx = () => ({ db: database.db, clock, payments: { getHolds: async () => new Map() }, sessionCosts: async () => new Map() });
+  const eventsOf = async (id: string) =>
+    (await database.db.query<{ type: string }>('SELECT type FROM client_events WHERE session_id = $1 ORDER BY seq', [id])).rows.map((r) => r.type);
+
   const statusOf = async (id: string) =>
     (await database.db.query<{ status: SessionStatus }>('SELECT status FROM charging_sessions WHERE id = $1', [id])).rows[0]?.status;
 
@@ -183,10 +188,12 @@ describe('changeStatus on PostgreSQL', () => {
         const id = await newSession();
         // Put the row in `from` behind the module's back: the guard, not the caller, must refuse what the table does.
         await database.db.query('UPDATE charging_sessions SET status = $2 WHERE id = $1', [id, from]);
-        const written = await changeStatus({ clock }, database.db, id, e, { failure_reason: 'test' });
+        const written = await changeStatus(ctx(), database.db, id, e, { failure_reason: 'test' });
         const to = nextStatus(from, e);
         assert.equal(written?.status, to, `${e} from ${from}`);
         assert.equal(await statusOf(id), to ?? from);
+        // One event exactly when the status became another, committed with it (the pool was passed: a transaction of its own).
+        assert.deepEqual(await eventsOf(id), to !== undefined && to !== from ? [`charging_session.${to}`] : []);
         if (to === undefined) {
           const { rows } = await database.db.query('SELECT failure_reason FROM charging_sessions WHERE id = $1', [id]);
           assert.equal(rows[0]?.failure_reason, null, 'a refused transition writes none of its changes either');
@@ -202,11 +209,46 @@ describe('changeStatus on PostgreSQL', () => {
         const id = await newSession();
         const path = walk(events);
         for (const [i, e] of events.entries()) {
-          await changeStatus({ clock }, database.db, id, e);
+          await changeStatus(ctx(), database.db, id, e);
           assert.equal(await statusOf(id), path[i + 1], `after ${events.slice(0, i + 1).join(', ')}`);
         }
       }),
       { numRuns: 40 },
     );
+  });
+
+  test('a refused stop puts the session back to active: charging_session.active again, at a higher version', async () => {
+    const id = await newSession();
+    for (const e of ['chargingReported', 'stopAccepted', 'stopRefused'] as const) await changeStatus(ctx(), database.db, id, e);
+    const { rows } = await database.db.query<{ type: string; version: number }>(
+      `SELECT type, (body->'data'->'object'->>'version')::int AS version FROM client_events WHERE session_id = $1 ORDER BY seq`,
+      [id],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.type),
+      ['charging_session.active', 'charging_session.stopping', 'charging_session.active'],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.version),
+      [2, 3, 4],
+    );
+  });
+
+  test('a status change rolled back leaves no event', async () => {
+    const id = await newSession();
+    await assert.rejects(
+      database.db.transaction(async (tx) => {
+        assert.equal((await changeStatus(ctx(), tx, id, 'chargingReported'))?.status, 'active');
+        assert.deepEqual(
+          (await tx.query<{ type: string }>('SELECT type FROM client_events WHERE session_id = $1', [id])).rows.map((r) => r.type),
+          ['charging_session.active'],
+          'recorded in the transaction of the change',
+        );
+        throw new Error('what came after the change failed');
+      }),
+      /came after/,
+    );
+    assert.equal(await statusOf(id), 'pending');
+    assert.deepEqual(await eventsOf(id), []);
   });
 });

@@ -379,6 +379,16 @@ describe('charging: START_SESSION to CDR', () => {
     assert.equal(stopped.response.result, 'ACCEPTED');
     const stopAt = Date.now();
     await waitFor('the stop result', () => emsp.commandResults.get(stopped.uid)?.[0]);
+    // Command results go to the eMSP's commands module (a functional module): the four routing headers, from the
+    // party of the EVSE (start) or session (stop) to the eMSP party.
+    for (const commandUid of [uid, stopped.uid]) {
+      const result = emsp.received.find((r) => r.method === 'POST' && r.path.includes(`/commands/`) && r.path.endsWith(`/${commandUid}`));
+      assert.deepEqual(
+        ['ocpi-from-country-code', 'ocpi-from-party-id', 'ocpi-to-country-code', 'ocpi-to-party-id'].map((h) => result?.headers[h]),
+        [active.country_code, active.party_id, 'NL', 'TST'],
+        `routing headers of the result of ${commandUid}`,
+      );
+    }
     const cdr = await waitFor('the CDR', () => cdrOf(active.id));
     assert.ok(Date.now() - stopAt < 2_000);
     const session = emsp.sessions.get(active.id) as Session;

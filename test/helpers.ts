@@ -13,6 +13,7 @@ import type { PaymentMethodRemovalGuard, PaymentsService } from '../src/modules/
 import { createStripeProcessor, STRIPE_API_VERSION } from '../src/modules/payments/stripe-processor.ts';
 import { type Catalogue, createCatalogue } from '../src/modules/stations/catalogue.ts';
 import { createIngestion, type Ingestion } from '../src/modules/stations/ingest.ts';
+import type { OcpiSettings } from '../src/modules.ts';
 import type { SigningKeys } from '../src/platform/auth/keys.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import { type Config, loadConfig } from '../src/platform/config.ts';
@@ -93,6 +94,8 @@ export interface TestResponse {
 export interface TestContext {
   app: HttpApp;
   db: Database;
+  /** The test database's URL (for processes started by the test: the CLI, another instance). */
+  databaseUrl: string;
   config: Config;
   clock: ReturnType<typeof manualClock>;
   keys: SigningKeys;
@@ -134,12 +137,14 @@ export interface TestAppOptions {
   readiness?: Readiness;
   /** Record into these metrics, wired as main.ts wires them (requests, database errors, OCPI calls, processor calls, catalogue). */
   metrics?: Metrics;
+  /** How the app's OCPI module is made (src/modules.ts). */
+  ocpi?: OcpiSettings;
 }
 
 export { freePort };
 export async function setupTestApp(options: TestAppOptions = {}): Promise<TestContext> {
   const metrics = options.metrics;
-  const { db, drop } = await createTestDatabase({ onError: metrics?.databaseError });
+  const { db, url: databaseUrl, drop } = await createTestDatabase({ onError: metrics?.databaseError });
   const port = options.listen === undefined ? undefined : options.listen || (await freePort());
   const config = testConfig({ ...(port === undefined ? {} : { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }), ...options.env });
   const clock = manualClock(new Date());
@@ -160,7 +165,7 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
   });
   const removalGuards = options.payments?.removalGuards ?? [];
   const app = await buildApp({
-    ocpi: {},
+    ocpi: options.ocpi ?? {},
     config,
     db,
     clock,
@@ -188,6 +193,7 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
   return {
     app,
     db,
+    databaseUrl,
     config,
     clock,
     keys,

@@ -18,6 +18,7 @@ import type { CDR } from '../src/ocpi-protocol/cdrs.ts';
 import type { OcpiEvse, OcpiLocation, OcpiTariff } from '../src/ocpi-protocol/locations-tariffs.ts';
 import { createDatabase } from '../src/platform/db.ts';
 import { createJobRunner } from '../src/platform/jobs.ts';
+import { periodsWithEnergy } from '../src/pricing/price-cdr.ts';
 import { priceSessionExact } from '../src/pricing/tariff-engine.ts';
 import type { CpoSandbox } from '../src/sandbox/cpo/index.ts';
 import { newDriver, startCpoNetwork } from './charging-support.ts';
@@ -355,6 +356,61 @@ describe('priceCdr', () => {
     const bare = cdr(atStart, 2, 10, { total_cost: { excl_vat: 1, incl_vat: 1.19 } });
     delete bare.tariffs;
     assert.equal(priceCdr(session(atStart), bare, 'engine').engineTotal, '1.19');
+  });
+});
+
+describe('a CDR whose charging periods carry no ENERGY while total_energy > 0', () => {
+  // 0.50/kWh by day (06:00-22:00 local), 0.30/kWh by night, 19 % VAT; Europe/Berlin is UTC+2 in June.
+  const dayNight: OcpiTariff = {
+    ...tariff([]),
+    id: 'DAYNIGHT',
+    elements: [
+      { price_components: [energy(0.5)], restrictions: { start_time: '06:00', end_time: '22:00' } },
+      { price_components: [energy(0.3)], restrictions: { start_time: '22:00', end_time: '06:00' } },
+    ],
+  };
+  /** 21:30-22:00 and 22:00-23:30 local charging (TIME only), then 23:30-24:00 parking; 20 kWh in total. */
+  const timeOnly = (): CDR =>
+    cdr(dayNight, 20, 150, {
+      start_date_time: '2024-06-03T19:30:00Z',
+      end_date_time: '2024-06-03T22:00:00Z',
+      total_time: 2.5,
+      total_parking_time: 0.5,
+      charging_periods: [
+        { start_date_time: '2024-06-03T19:30:00Z', dimensions: [{ type: 'TIME', volume: 0.5 }], tariff_id: 'DAYNIGHT' },
+        { start_date_time: '2024-06-03T20:00:00Z', dimensions: [{ type: 'TIME', volume: 1.5 }], tariff_id: 'DAYNIGHT' },
+        { start_date_time: '2024-06-03T21:30:00Z', dimensions: [{ type: 'PARKING_TIME', volume: 0.5 }], tariff_id: 'DAYNIGHT' },
+      ],
+    });
+
+  it('the energy comes from total_energy, spread over the charging time: each kWh at the price in force when it was charged', () => {
+    const priced = priceCdr(session(dayNight), timeOnly(), 'engine');
+    const line = byComponent(priced.lines, 'energy');
+    // 30 of 120 charging minutes by day: 5 kWh x 0.50 + 15 kWh x 0.30 = 7.00 net, 8.33 incl. 19 % VAT (not 0 kWh).
+    assert.deepEqual([line?.quantity, line?.net, line?.gross], ['20.000', '7.00', '8.33']);
+    assert.equal(priced.engineTotal, '8.33');
+    const periods = periodsWithEnergy(timeOnly());
+    assert.deepEqual(
+      periods.map((p) => p.dimensions.find((d) => d.type === 'ENERGY')?.volume),
+      [5, 15, undefined],
+    );
+  });
+
+  it('the shares add up to total_energy exactly; periods that carry ENERGY are taken as they are', () => {
+    const thirds = cdr(tariff([energy(0.5)]), 10, 90, {
+      charging_periods: [0, 30, 60].map((m) => ({
+        start_date_time: new Date(Date.parse(START) + m * 60_000).toISOString(),
+        dimensions: [{ type: 'TIME' as const, volume: 0.5 }],
+      })),
+    });
+    const volumes = periodsWithEnergy(thirds).map((p) => p.dimensions.find((d) => d.type === 'ENERGY')?.volume);
+    assert.deepEqual(volumes, [3.333333, 3.333333, 3.333334]);
+    assert.equal(priceCdr(session(tariff([energy(0.5)])), thirds, 'engine').engineTotal, '5.95');
+    const measured = cdr(tariff([energy(0.5)]), 10, 30);
+    assert.deepEqual(periodsWithEnergy(measured), measured.charging_periods);
+    // No energy at all: nothing to spread.
+    const none = { ...timeOnly(), total_energy: 0 };
+    assert.deepEqual(periodsWithEnergy(none), none.charging_periods);
   });
 });
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CHARGING_QUEUES } from '../src/modules/charging/service.ts';
 import { INVOICING_QUEUES } from '../src/modules/invoicing/queues.ts';
+import { OCPI_QUEUES } from '../src/modules/ocpi/first-pull.ts';
 import { createOcpi } from '../src/modules/ocpi/service.ts';
 import type { PaymentProcessor } from '../src/modules/payments/processor.ts';
 import { createModules } from '../src/modules.ts';
@@ -23,7 +24,7 @@ describe('the composition root', () => {
     const handlers = ctx.modules.jobHandlers;
     assert.deepEqual(
       Object.keys(handlers).sort(),
-      [CHARGING_QUEUES.releaseHold, CHARGING_QUEUES.startDeadline, CHARGING_QUEUES.stopAtCpo, INVOICING_QUEUES.bill].sort(),
+      [CHARGING_QUEUES.releaseHold, CHARGING_QUEUES.startDeadline, CHARGING_QUEUES.stopAtCpo, INVOICING_QUEUES.bill, OCPI_QUEUES.firstPull].sort(),
     );
     // Charging queues a completed session's bill on invoicing's queue, by the one name.
     assert.equal(CHARGING_QUEUES.bill, INVOICING_QUEUES.bill);
@@ -32,13 +33,13 @@ describe('the composition root', () => {
     assert.ok(ctx.modules.charging && ctx.modules.invoicing && ctx.modules.payments && ctx.modules.ocpi);
   });
 
-  it('without OCPI or without a processor: no charging, no invoicing, no jobs, nothing to repair', async () => {
+  it('without OCPI or without a processor: no charging, no invoicing, nothing to repair; only OCPI’s own job with OCPI', async () => {
     const base = { config: ctx.config, db: ctx.db, clock: ctx.clock, catalogue: ctx.catalogue, ingestion: ctx.ingestion, log: silent };
     const processor = { info: { account: 'acct_test' } } as unknown as PaymentProcessor;
     for (const modules of [createModules(base), createModules({ ...base, payments: { processor } }), createModules({ ...base, ocpi: {} })]) {
       assert.equal(modules.charging, undefined);
       assert.equal(modules.invoicing, undefined);
-      assert.deepEqual(modules.jobHandlers, {});
+      assert.deepEqual(Object.keys(modules.jobHandlers), modules.ocpi ? [OCPI_QUEUES.firstPull] : []);
       assert.deepEqual(await modules.reconcile(), {});
     }
     assert.ok(createModules({ ...base, payments: { processor } }).payments);

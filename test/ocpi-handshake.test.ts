@@ -4,10 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
+import { firstPull } from '../src/modules/ocpi/first-pull.ts';
 import { OcpiError } from '../src/ocpi-protocol/transport.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
+import { eventually } from './payments-support.ts';
 
 let ctx: TestContext;
 let cpo: CpoSandbox;
@@ -134,5 +136,68 @@ describe('peers we cannot speak to', () => {
       await peer.close();
     }
     await assert.rejects(ctx.ocpi.connections.connect({ versionsUrl: 'http://cpo.example.com/versions', token: 'token-a' }), /https/);
+  });
+});
+
+describe('right after a CPO registers', () => {
+  it('its catalogue is pulled in the background by a durable job, without any reconciliation run', async () => {
+    const invite = await ctx.ocpi.connections.invite({ name: 'pulled-after-registration' });
+    // No job runner yet: the pull waits in PostgreSQL, committed with the credentials (a restart meanwhile loses nothing).
+    await cpo.registerWith({ versionsUrl: invite.versions_url, token: invite.token });
+    const connection = (await ctx.ocpi.connections.list()).find((c) => c.status === 'connected');
+    assert.ok(connection);
+    const job = await ctx.db.query<{ state: string }>("SELECT state FROM jobs WHERE queue = 'ocpi.first-pull' AND key = $1", [connection.id]);
+    assert.deepEqual(
+      job.rows.map((r) => r.state),
+      ['queued'],
+    );
+    const parties = cpo.parties.map((p) => `${p.country_code}*${p.party_id}`);
+    const locations = async () =>
+      (await ctx.db.query<{ n: number }>("SELECT count(*)::int AS n FROM ocpi_locations WHERE country_code || '*' || party_id = ANY($1)", [parties])).rows[0]
+        ?.n ?? 0;
+    assert.equal(await locations(), 0);
+    ctx.jobs.start();
+    try {
+      await eventually(async () => ((await locations()) >= 20 ? true : undefined), 'the CPO’s locations in the catalogue', 10_000);
+      const state = async () =>
+        (await ctx.db.query<{ state: string }>("SELECT state FROM jobs WHERE queue = 'ocpi.first-pull' AND key = $1", [connection.id])).rows[0]?.state;
+      await eventually(async () => ((await state()) === 'done' ? true : undefined), 'the first pull done', 10_000);
+      const positions = await ctx.db.query<{ module: string }>('SELECT module FROM ocpi_sync_positions WHERE connection_id = $1 ORDER BY module', [
+        connection.id,
+      ]);
+      assert.deepEqual(
+        positions.rows.map((r) => r.module),
+        ['cdrs', 'locations', 'sessions', 'tariffs'],
+      );
+      await ctx.catalogue.reload();
+      assert.ok(ctx.catalogue.size >= 20, `catalogue of ${ctx.catalogue.size} stations`);
+    } finally {
+      await ctx.jobs.stop();
+    }
+  });
+
+  it('a module the CPO does not deliver is tried again with the job’s backoff, incrementally; after the last attempt the reconciliation takes over', async () => {
+    const invite = await ctx.ocpi.connections.invite({ name: 'first-pull-retries' });
+    const connection = await ctx.ocpi.connections.findByName(invite.name);
+    assert.ok(connection);
+    await ctx.db.query("UPDATE ocpi_connections SET status = 'connected' WHERE id = $1", [connection.id]);
+    const pulls: boolean[] = [];
+    const warnings: string[] = [];
+    const sync = {
+      syncConnection: async (_c: unknown, options: { full?: boolean } = {}) => {
+        pulls.push(options.full ?? false);
+        return { tariffs: 0, locations: 0, sessions: 0, cdrs: 0, skipped: 0, failed: [{ module: 'cdrs' as const, reason: 'HTTP 500' }] };
+      },
+    };
+    const pullCtx = { db: ctx.db, sync, log: (_level: string, message: string) => void warnings.push(message) };
+    await assert.rejects(firstPull(pullCtx, { connection_id: connection.id }, { attempt: 1, maxAttempts: 3 }), /not pulled yet from .*cdrs: HTTP 500/);
+    await assert.rejects(firstPull(pullCtx, { connection_id: connection.id }, { attempt: 2, maxAttempts: 3 }));
+    await firstPull(pullCtx, { connection_id: connection.id }, { attempt: 3, maxAttempts: 3 });
+    assert.deepEqual(pulls, [true, false, false]);
+    assert.equal(warnings.length, 1);
+    // Unregistered meanwhile: nothing is pulled.
+    await ctx.db.query("UPDATE ocpi_connections SET status = 'disconnected' WHERE id = $1", [connection.id]);
+    await firstPull(pullCtx, { connection_id: connection.id }, { attempt: 1, maxAttempts: 3 });
+    assert.equal(pulls.length, 3);
   });
 });

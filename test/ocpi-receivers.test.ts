@@ -3,15 +3,19 @@
 // semantics, Tariffs, Sessions (charging periods appended), immutable CDRs,
 // command results, and our Tokens sender interface.
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { exchangeProblems, type RecordedExchange } from '../scripts/ocpi-exchange-rules.ts';
 import { deliverDuePushes } from '../src/modules/ocpi/push-delivery.ts';
 import * as repo from '../src/modules/ocpi/repository.ts';
 import { createOcpi } from '../src/modules/ocpi/service.ts';
 import type { Ingestion } from '../src/modules/stations/ingest.ts';
 import { ocpiPages } from '../src/ocpi-protocol/client.ts';
-import { parseAuthorizationInfo, parseToken } from '../src/ocpi-protocol/validate.ts';
+import { parseAuthorizationInfo, parseToken, setOcpiRecorder } from '../src/ocpi-protocol/validate.ts';
 import type { Database } from '../src/platform/db.ts';
 import { setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
 import { registerPeer } from './ocpi-support.ts';
@@ -185,6 +189,60 @@ describe('routing headers (transport_and_format, Message Routing)', () => {
     }
     assertEnvelope(await ocpi('GET', '/2.2.1/locations/DE/ABC/ROUTED'), 404, 2003);
     assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/ROUTED', location, token, from('DE', 'ABC')), 201, 1000);
+  });
+
+  it('refuses a message addressed (OCPI-to) to another party than ours: 2001 in an HTTP 200 answer, nothing stored', async () => {
+    const to = (country_code: string, party_id: string) => ({ 'OCPI-to-country-code': country_code, 'OCPI-to-party-id': party_id });
+    const location = ocpiLocation({ id: 'ADDRESSED', lat: 52.5, lon: 13.4 });
+    for (const headers of [to('NL', 'EMS'), to('DE', 'CAY'), to('DE', 'CAXX'), { 'OCPI-to-party-id': 'CAX' }]) {
+      const res = await ocpi('PUT', '/2.2.1/locations/DE/ABC/ADDRESSED', location, token, { ...from('DE', 'ABC'), ...headers });
+      assertEnvelope(res, 200, 2001);
+      assert.match(res.body.status_message, /OCPI-to/);
+      assert.deepEqual(routingOf(res), ['DE', 'CAX', 'DE', 'ABC'], 'the refusal is routed back to the requesting party');
+    }
+    const other = await ocpi('GET', '/2.2.1/tokens?limit=1', undefined, token, to('NL', 'EMS'));
+    assertEnvelope(other, 200, 2001);
+    assert.match(other.body.status_message, /OCPI-to names NL\*EMS, not this eMSP \(DE\*CAX\)/);
+    assertEnvelope(await ocpi('GET', '/2.2.1/locations/DE/ABC/ADDRESSED'), 404, 2003);
+    // Addressed to us (CiString: any case), or not addressed at all (peer to peer, open routing): taken.
+    assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/ADDRESSED', location, token, { ...from('DE', 'ABC'), ...to('de', 'cax') }), 201, 1000);
+    assertEnvelope(await ocpi('GET', '/2.2.1/tokens?limit=1'), 200, 1000);
+  });
+});
+
+describe('recording exchanges for the CI check (OCPI_RECORD_DIR)', () => {
+  it('records each answer with its routing headers and how far its request got', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ocpi-exchanges-'));
+    const previous = setOcpiRecorder(dir);
+    try {
+      assertEnvelope(await ocpi('GET', '/2.2.1/tokens?limit=1'), 200, 1000);
+      assertEnvelope(await ocpi('GET', '/2.2.1/tokens?limit=1', undefined, 'not-a-token'), 401, 2000);
+      const notJson = await ctx.app.inject({
+        method: 'POST',
+        url: '/ocpi/2.2.1/cdrs',
+        headers: { ...auth(token), 'content-type': 'application/json' },
+        payload: '{',
+      });
+      assert.equal(notJson.statusCode, 400);
+      assertEnvelope(await ocpi('GET', '/2.2.1/locations/DE/ABC/NOWHERE-RECORDED'), 404, 2003);
+      assertEnvelope(await ocpi('GET', '/2.2.1/versions'), 404, 2000);
+    } finally {
+      setOcpiRecorder(previous);
+    }
+    const exchanges = readdirSync(dir)
+      .sort((a, b) => Number(a.split('-')[2]) - Number(b.split('-')[2]))
+      .map((f) => (JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as { exchange: RecordedExchange }).exchange);
+    const facts = exchanges.map((e) => [e.method, e.module, e.status, e.ocpi_status, e.authenticated, e.reached_ocpi_layer, Object.keys(e.routing).length]);
+    assert.deepEqual(facts, [
+      ['GET', 'tokens', 200, 1000, true, true, 4],
+      ['GET', 'tokens', 401, 2000, false, false, 2],
+      ['POST', 'cdrs', 400, 2001, true, false, 4],
+      ['GET', 'locations', 404, 2003, true, true, 4],
+      ['GET', null, 404, 2000, true, false, 0],
+    ]);
+    assert.equal(exchanges[0]?.path, '/ocpi/2.2.1/tokens');
+    assert.deepEqual(exchanges.flatMap(exchangeProblems), []);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 
@@ -711,7 +769,13 @@ describe('pushes to CPOs (outbox)', () => {
       const connection = await ctx.ocpi.connections.findByName('slow-cpo');
       assert.ok(connection);
       await repo.enqueuePush(ctx.db, push(connection.id, 'u-slow', { v: 1 }), ctx.clock.now());
-      const delivering = deliverDuePushes({ db: ctx.db, clock: ctx.clock, auth: ctx.ocpi.connections.peerAuth, timeoutMs: 5_000 });
+      const delivering = deliverDuePushes({
+        db: ctx.db,
+        clock: ctx.clock,
+        auth: ctx.ocpi.connections.peerAuth,
+        routing: (c) => ctx.ocpi.connections.routingTo(c),
+        timeoutMs: 5_000,
+      });
       await arrival;
       // The user's change (its own transaction) queues the newer token while the first push is still in flight.
       const queued = ctx.db.transaction((tx) => repo.enqueuePush(tx, push(connection.id, 'u-slow', { v: 2 }), ctx.clock.now()));
@@ -749,7 +813,13 @@ describe('pushes to CPOs (outbox)', () => {
       for (const key of ['a', 'b', 'c']) await repo.enqueuePush(ctx.db, push(silentId, key, { key }), ctx.clock.now());
       ctx.clock.advance(1);
       await repo.enqueuePush(ctx.db, push(quickId, 'd', { key: 'd' }), ctx.clock.now());
-      const result = await deliverDuePushes({ db: ctx.db, clock: ctx.clock, auth: ctx.ocpi.connections.peerAuth, timeoutMs: 300 });
+      const result = await deliverDuePushes({
+        db: ctx.db,
+        clock: ctx.clock,
+        auth: ctx.ocpi.connections.peerAuth,
+        routing: (c) => ctx.ocpi.connections.routingTo(c),
+        timeoutMs: 300,
+      });
       assert.deepEqual(result, { sent: 1, failed: 1 });
       assert.equal(silent.requests.length, 1);
       assert.equal(quick.requests.length, 1);
@@ -783,10 +853,19 @@ describe('pushes to CPOs (outbox)', () => {
         [id, ctx.clock.now()],
       );
       const started = performance.now();
-      assert.deepEqual(await deliverDuePushes({ db: ctx.db, clock: ctx.clock, auth: ctx.ocpi.connections.peerAuth, timeoutMs: 5_000 }), {
-        sent: 2000,
-        failed: 0,
-      });
+      assert.deepEqual(
+        await deliverDuePushes({
+          db: ctx.db,
+          clock: ctx.clock,
+          auth: ctx.ocpi.connections.peerAuth,
+          routing: (c) => ctx.ocpi.connections.routingTo(c),
+          timeoutMs: 5_000,
+        }),
+        {
+          sent: 2000,
+          failed: 0,
+        },
+      );
       const seconds = (performance.now() - started) / 1000;
       assert.equal(new Set(peer.requests.map((r) => r.url)).size, 2000);
       assert.equal(peer.requests.length, 2000);
@@ -823,7 +902,14 @@ describe('pushes to CPOs (outbox)', () => {
         endpoints: [{ identifier: 'tokens', role: 'RECEIVER', url: `${peer.url}/tokens` }],
       });
       const id = (await ctx.ocpi.connections.findByName('ordered-cpo'))?.id as string;
-      const deliver = () => deliverDuePushes({ db: ctx.db, clock: ctx.clock, auth: ctx.ocpi.connections.peerAuth, timeoutMs: 5_000 });
+      const deliver = () =>
+        deliverDuePushes({
+          db: ctx.db,
+          clock: ctx.clock,
+          auth: ctx.ocpi.connections.peerAuth,
+          routing: (c) => ctx.ocpi.connections.routingTo(c),
+          timeoutMs: 5_000,
+        });
       await repo.enqueuePush(ctx.db, push(id, 'u-ordered', { v: 1 }), ctx.clock.now());
       const first = deliver();
       await arrival;
@@ -852,7 +938,14 @@ describe('pushes to CPOs (outbox)', () => {
       const id = (await ctx.ocpi.connections.findByName('hanging-cpo'))?.id as string;
       for (const key of ['h1', 'h2', 'h3']) await repo.enqueuePush(ctx.db, push(id, key, { key }), ctx.clock.now());
       const stop = new AbortController();
-      const delivering = deliverDuePushes({ db: ctx.db, clock: ctx.clock, auth: ctx.ocpi.connections.peerAuth, timeoutMs: 30_000, signal: stop.signal });
+      const delivering = deliverDuePushes({
+        db: ctx.db,
+        clock: ctx.clock,
+        auth: ctx.ocpi.connections.peerAuth,
+        routing: (c) => ctx.ocpi.connections.routingTo(c),
+        timeoutMs: 30_000,
+        signal: stop.signal,
+      });
       while (peer.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
       const stopped = performance.now();
       stop.abort();

@@ -857,3 +857,89 @@ describe('scripts/ocpi-official-check.ts', () => {
     assert.match(passing.stdout, /2 recorded messages match/);
   });
 });
+
+describe('scripts/ocpi-official-check.ts: exchanges (routing headers, status codes)', () => {
+  const script = path.resolve(import.meta.dirname, '..', 'scripts', 'ocpi-official-check.ts');
+  const run = (...args: string[]) => spawnSync(process.execPath, [script, ...args], { encoding: 'utf8' });
+  const routing = (from: [string, string], to?: [string, string]) => ({
+    'OCPI-from-country-code': from[0],
+    'OCPI-from-party-id': from[1],
+    ...(to ? { 'OCPI-to-country-code': to[0], 'OCPI-to-party-id': to[1] } : {}),
+  });
+  const us: [string, string] = ['DE', 'CAX'];
+  const cpo: [string, string] = ['DE', 'ABC'];
+  const request = (module: string | null, method: string, r: Record<string, string>) => ({
+    exchange: { direction: 'request', sender: 'emsp', method, path: `/ocpi/cpo/2.2.1/${module}`, module, status: 200, ocpi_status: 1000, routing: r },
+  });
+  const answer = (
+    module: string | null,
+    method: string,
+    status: number,
+    r: Record<string, string>,
+    facts: { authenticated: boolean; reached: boolean; ocpi?: number | null },
+  ) => ({
+    exchange: {
+      direction: 'answer',
+      sender: 'emsp',
+      method,
+      path: `/ocpi/2.2.1/${module}`,
+      module,
+      status,
+      ocpi_status: facts.ocpi === undefined ? 1000 : facts.ocpi,
+      routing: r,
+      authenticated: facts.authenticated,
+      reached_ocpi_layer: facts.reached,
+    },
+  });
+  const good = {
+    'g1-token-push.json': request('tokens', 'PUT', routing(us, cpo)),
+    'g2-versions.json': request('versions', 'GET', {}),
+    'g3-created.json': answer('locations', 'PUT', 201, routing(us, cpo), { authenticated: true, reached: true }),
+    'g4-bad-token.json': answer('locations', 'PUT', 401, routing(us), { authenticated: false, reached: false, ocpi: 2000 }),
+    'g5-unknown-object.json': answer('sessions', 'PATCH', 404, routing(us, cpo), { authenticated: true, reached: true, ocpi: 2000 }),
+    'g6-registered-already.json': answer('credentials', 'POST', 405, {}, { authenticated: true, reached: true, ocpi: 2000 }),
+    'g7-database-away.json': answer('cdrs', 'POST', 503, routing(us, cpo), { authenticated: true, reached: true, ocpi: 3000 }),
+    'g8-not-json.json': answer('cdrs', 'POST', 400, routing(us, cpo), { authenticated: true, reached: false, ocpi: 2001 }),
+    'g9-refused-in-envelope.json': answer('sessions', 'PUT', 200, routing(us, cpo), { authenticated: true, reached: true, ocpi: 2001 }),
+  };
+  const bad = {
+    'b1-no-to.json': [request('sessions', 'GET', routing(us)), /routing headers missing to the sessions module: OCPI-to-country-code, OCPI-to-party-id/],
+    'b2-routed-credentials.json': [request('credentials', 'POST', routing(us, cpo)), /routing headers on the credentials module \(a configuration module\)/],
+    'b3-no-module.json': [request(null, 'POST', routing(us, cpo)), /names no OCPI module/],
+    'b4-bad-party.json': [request('tokens', 'PUT', routing(us, ['DEU', 'ABC'])), /OCPI-to-country-code is not a valid party code: DEU/],
+    'b5-schema-400.json': [
+      answer('locations', 'PUT', 400, routing(us, cpo), { authenticated: true, reached: true, ocpi: 2001 }),
+      /HTTP 400 to a PUT that reached the OCPI layer/,
+    ],
+    'b6-internal.json': [answer('cdrs', 'POST', 500, routing(us, cpo), { authenticated: true, reached: true, ocpi: 3000 }), /HTTP 500/],
+    'b7-unrouted-answer.json': [
+      answer('tariffs', 'PUT', 200, {}, { authenticated: true, reached: true }),
+      /routing headers missing to the tariffs module: OCPI-from-country-code/,
+    ],
+    'b8-no-envelope.json': [
+      answer('tokens', 'GET', 200, routing(us, cpo), { authenticated: true, reached: true, ocpi: null }),
+      /HTTP 200 without an OCPI status_code/,
+    ],
+    'b9-405-elsewhere.json': [answer('sessions', 'PUT', 405, routing(us, cpo), { authenticated: true, reached: true, ocpi: 2000 }), /HTTP 405 to a PUT/],
+  } as const;
+
+  it('flags every request and answer that breaks them, names the rule, and exits 1; passes the others, also without the official OpenAPI', () => {
+    const dir = path.join(scratch, 'exchanges');
+    mkdirSync(dir);
+    for (const [name, recording] of [...Object.entries(good), ...Object.entries(bad).map(([n, [r]]) => [n, r] as const)]) {
+      writeFileSync(path.join(dir, name), JSON.stringify(recording));
+    }
+    const failing = run(dir, '--openapi', path.join(scratch, 'no-openapi'));
+    assert.equal(failing.status, 1, failing.stdout);
+    for (const name of Object.keys(good)) assert.doesNotMatch(failing.stderr, new RegExp(`FAIL ${name}`));
+    for (const [name, [, rule]] of Object.entries(bad))
+      assert.match(failing.stderr, new RegExp(`FAIL ${name.replace('.', '\\.')}\\n {2}.*${rule.source}`), name);
+    assert.match(failing.stderr, /9 of 18 recorded exchanges break the routing-header or status-code rules/);
+    assert.match(failing.stdout, /messages not checked against the official schemas \(skipped/);
+
+    for (const name of Object.keys(bad)) rmSync(path.join(dir, name));
+    const passing = run(dir, '--openapi', path.join(scratch, 'no-openapi'));
+    assert.equal(passing.status, 0, passing.stderr);
+    assert.match(passing.stdout, /9 recorded exchanges follow the routing-header and status-code rules/);
+  });
+});

@@ -75,6 +75,8 @@ export interface ProtectedRoute {
   idMaxLength?: number;
   /** What the owner may get when the same request is repeated (a second start: 409 already_charging; a second stop: 409 already_stopped). */
   repeatStatuses?: number[];
+  /** The answer is a stream that stays open (Server-Sent Events): only its status and headers are awaited. */
+  stream?: boolean;
 }
 
 const USERS = '/api/v1/users';
@@ -247,6 +249,15 @@ export const PROTECTED_ROUTES: ProtectedRoute[] = [
     ...sessionRoute((user, id) => `${USERS}/${user}/charging-sessions/${id}/`),
     body: { rates: 4 },
     okStatus: 200,
+    setup: rejectedSessionOf,
+    ownedSetup: pendingSessionOf,
+  },
+  {
+    method: 'GET',
+    operation: '/api/v1/users/{user_id}/charging-sessions/{session_id}/events',
+    ...sessionRoute((user, id) => `${USERS}/${user}/charging-sessions/${id}/events`),
+    okStatus: 200,
+    stream: true,
     setup: rejectedSessionOf,
     ownedSetup: pendingSessionOf,
   },
@@ -618,8 +629,23 @@ function label(route: ProtectedRoute): string {
 
 type Auth = { token?: string; authorization?: string };
 
-function request(ctx: TestContext, route: ProtectedRoute, path: string, id: string, auth: Auth): Promise<TestResponse> {
+async function request(ctx: TestContext, route: ProtectedRoute, path: string, id: string, auth: Auth): Promise<TestResponse> {
   const body = route.bodyFor ? route.bodyFor(ctx, id) : route.body;
+  if (route.stream) {
+    // A stream that stays open: its status and headers, then it is let go (an error answer is read whole).
+    const headers: Record<string, string> = {};
+    if (auth.token !== undefined) headers.authorization = `Bearer ${auth.token}`;
+    if (auth.authorization !== undefined) headers.authorization = auth.authorization;
+    const res = await ctx.app.inject({ method: route.method, url: path, headers, payloadAsStream: true });
+    const payload = res.stream();
+    if (res.statusCode === 200) {
+      payload.destroy();
+      return { status: 200, headers: res.headers, body: undefined, text: '' };
+    }
+    let text = '';
+    for await (const chunk of payload) text += String(chunk);
+    return { status: res.statusCode, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
+  }
   return ctx.call(route.method, path, {
     ...(auth.token !== undefined ? { token: auth.token } : {}),
     ...(auth.authorization !== undefined ? { headers: { authorization: auth.authorization } } : {}),

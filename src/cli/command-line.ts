@@ -19,11 +19,19 @@ Commands:
   partners add NAME --logo-url URL                          mark an operator as partner (with its logo)
   partners list [--json]                                    list partner operators
   partners remove NAME                                      unmark a partner
+  bills held [--json]                                       bills held for the operator (a CDR in another currency than the
+                                                            session's payment hold: nothing captured, no invoice), and why
+  bills release SESSION_ID [--waive] [--json]               release a held bill: billed at the session's own tariff in the
+                                                            hold's currency (captured and invoiced by the running service),
+                                                            or with --waive nothing is charged and the hold is released
   cpo connect --versions-url URL --token TOKEN_A [--party CC*PID] [--name NAME] [--raw-tokens]
                                                             register with a CPO (OCPI credentials handshake; the service must
-                                                            be running: the CPO fetches our endpoints), then pull its data
+                                                            be running: the CPO fetches our endpoints), then pull its data.
+                                                            Exit 0: connected and pulled; 1: the handshake failed, nothing is
+                                                            connected; 3: connected, but pulling its data failed (in part or
+                                                            whole; the output names what; \`cpo sync NAME\` pulls again)
   cpo invite [--name NAME] [--raw-tokens] [--json]          issue a TOKEN_A for a CPO that registers with us
-  cpo list [--json]                                         list CPO connections
+  cpo list [--json]                                         list CPO connections (status, party, negotiated OCPI version)
   cpo disconnect NAME                                       unregister at the CPO and stop using the connection
   cpo sync NAME [--full]                                    pull the CPO's locations, tariffs, sessions and CDRs now
   cpo rotate NAME                                           renew both credentials tokens of a connection
@@ -35,7 +43,9 @@ Commands:
   webhooks deliveries ENDPOINT_ID [--json]                  an endpoint's newest deliveries, with their attempts
   migrate                                                   apply database migrations
 
-The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).`;
+The database is the service's: DATABASE_URL if set, else the embedded one under DATA_DIR (default ./data).
+Exit codes: 0 done; 1 the command failed (its message says why); 2 configuration error; 3 \`cpo connect\`: connected,
+but the first pull failed; 64 usage error.`;
 
 export class UsageError extends Error {}
 
@@ -51,6 +61,8 @@ const COMMANDS = [
   'partners add',
   'partners list',
   'partners remove',
+  'bills held',
+  'bills release',
   'cpo connect',
   'cpo invite',
   'cpo list',
@@ -88,6 +100,7 @@ function parseOptions(argv: string[]) {
       'raw-tokens': { type: 'boolean', default: false },
       full: { type: 'boolean', default: false },
       client: { type: 'string' },
+      waive: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -120,7 +133,12 @@ export function parseCommandLine(argv: string[]): CommandLine | undefined {
   const command = `${group} ${action ?? ''}`.trim();
   if (!isCommand(command)) throw new UsageError(`unknown command "${command}"`);
   if (command === 'clients create' && !values.name) throw new UsageError('clients create needs --name NAME');
-  if (['clients disable', 'clients update', 'tokens issue', 'tokens revoke'].includes(command) && !arg) throw new UsageError(`${command} needs an id`);
+  if (['clients disable', 'clients update', 'tokens issue', 'tokens revoke', 'bills release'].includes(command) && !arg) {
+    throw new UsageError(`${command} needs an id`);
+  }
+  if (command === 'bills release' && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(arg as string)) {
+    throw new UsageError('bills release needs a session id (a UUID, as `bills held` lists it)');
+  }
   const rateLimit = values['rate-limit'];
   if (command === 'clients update' && (rateLimit === undefined || (rateLimit !== 'default' && !/^\d{1,10}$/.test(rateLimit)))) {
     throw new UsageError('clients update needs --rate-limit N (requests per minute; 0 = unlimited, "default" = RATE_LIMIT_PER_MINUTE)');

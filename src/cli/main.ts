@@ -3,6 +3,7 @@
 // whether or not the service is running.
 import { ConfigError, loadConfig } from '../platform/config.ts';
 import { type CommandLine, type CommandName, parseCommandLine, USAGE, UsageError } from './command-line.ts';
+import { billsHeld, billsRelease } from './commands/bills.ts';
 import { clientsCreate, clientsDisable, clientsList, clientsUpdate } from './commands/clients.ts';
 import { cpoConnect, cpoDisconnect, cpoInvite, cpoList, cpoRotate, cpoSync } from './commands/cpo.ts';
 import { cpoQuality } from './commands/cpo-quality.ts';
@@ -28,6 +29,8 @@ const SESSION_COMMANDS: Record<Exclude<CommandName, 'sandbox cpo'>, (session: Se
   'partners add': partnersAdd,
   'partners list': partnersList,
   'partners remove': partnersRemove,
+  'bills held': billsHeld,
+  'bills release': billsRelease,
   'cpo connect': cpoConnect,
   'cpo invite': cpoInvite,
   'cpo list': cpoList,

@@ -6,6 +6,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage 
 import { request as httpsRequest } from 'node:https';
 import { isStaleConnection, outboundAgent } from '../platform/http/outbound.ts';
 import { authorizationHeader, HEADER, nextLink, type OcpiEnvelope } from './transport.ts';
+import { isOcpiRecording, recordOcpiExchange, routingHeadersOf } from './validate.ts';
 
 export interface OcpiPeerAuth {
   /** The credentials token we present to the peer. */
@@ -16,6 +17,8 @@ export interface OcpiPeerAuth {
   pinnedCertificatePem?: string;
   /** Told how every call to this peer ended, after its retries (metrics). */
   observe?: (module: string, outcome: OcpiCallOutcome) => void;
+  /** Who calls ('emsp', 'cpo-sandbox'): with recording on (CI), each call is recorded under this name; unnamed calls are not. */
+  sender?: string;
 }
 
 /** How a call ended: an OCPI success, a refusal (HTTP 4xx or OCPI 2xxx), 429, a server error (5xx, OCPI 3xxx/4xxx, not OCPI), no answer. */
@@ -119,7 +122,36 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).u
 /** Backoff before attempt n+1: 200 ms, 800 ms, 3.2 s, ... with jitter. */
 export const retryDelayMs = (attempt: number) => Math.round(200 * 4 ** attempt * (0.75 + Math.random() * 0.5));
 
+/** Records a call of a named sender for the CI check (routing headers, status codes); only when recording is on. */
+function recordCall(auth: OcpiPeerAuth, call: OcpiCall, reply: OcpiReply<unknown> | undefined): void {
+  if (!auth.sender || !isOcpiRecording()) return;
+  recordOcpiExchange({
+    direction: 'request',
+    sender: auth.sender,
+    method: call.method,
+    path: new URL(call.url).pathname,
+    module: call.module ?? null,
+    status: reply?.status ?? null,
+    ocpi_status: reply?.envelope?.status_code ?? null,
+    routing: routingHeadersOf(call.headers ?? {}),
+  });
+}
+
 export async function ocpiRequest<T = unknown>(auth: OcpiPeerAuth, call: OcpiCall): Promise<OcpiReply<T>> {
+  if (auth.sender && isOcpiRecording()) {
+    try {
+      const reply = await observed<T>(auth, call);
+      recordCall(auth, call, reply);
+      return reply;
+    } catch (error) {
+      recordCall(auth, call, undefined);
+      throw error;
+    }
+  }
+  return observed<T>(auth, call);
+}
+
+async function observed<T>(auth: OcpiPeerAuth, call: OcpiCall): Promise<OcpiReply<T>> {
   if (!auth.observe) return requestWithRetries<T>(auth, call);
   const observe = auth.observe;
   const module = call.module ?? 'other';

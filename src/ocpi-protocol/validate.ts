@@ -136,6 +136,59 @@ export function setOcpiRecorder(dir: string | undefined): string | undefined {
   return previous;
 }
 
+/** Whether messages are being recorded (callers skip building what they would record otherwise). */
+export const isOcpiRecording = (): boolean => recordDir !== undefined;
+
+/**
+ * One HTTP exchange of a functional or configuration module as the CI check needs it (routing headers, HTTP and
+ * OCPI status codes; scripts/ocpi-exchange-rules.ts): a request one of our senders made (the eMSP, the sandbox CPO
+ * network), with the answer's status, or an answer of our OCPI interface, with how far its request got.
+ */
+export interface OcpiExchange {
+  direction: 'request' | 'answer';
+  /** Who sent the request (direction request) or the answer (direction answer). */
+  sender: string;
+  method: string;
+  /** The request's URL path; for an answer, the route's pattern when one matched. */
+  path: string;
+  /** The OCPI module (versions, credentials, locations, ...); null when it is not known (no route matched). */
+  module: string | null;
+  /** The HTTP status of the answer (null: none came). */
+  status: number | null;
+  /** The OCPI status_code of the answer's envelope (null: none). */
+  ocpi_status: number | null;
+  /** The routing headers the message carried (only those present), by their names as sent. */
+  routing: Record<string, string>;
+  /** Answers: the request was authenticated (its token names a connection allowed on that module). */
+  authenticated?: boolean;
+  /** Answers: the request reached the OCPI layer (status_codes: valid JSON, authenticated, an existing resource). */
+  reached_ocpi_layer?: boolean;
+}
+
+/** Writes one exchange to the recording directory (as { "exchange": ... }); does nothing when recording is off. */
+export function recordOcpiExchange(exchange: OcpiExchange): void {
+  if (recordDir === undefined) return;
+  recordCount += 1;
+  const name = `${process.pid}-${Date.now()}-${recordCount}-exchange.json`;
+  try {
+    writeFileSync(path.join(recordDir, name), `${JSON.stringify({ exchange })}\n`);
+  } catch (error) {
+    process.emitWarning(`could not record an OCPI exchange: ${(error as Error).message}`);
+  }
+}
+
+/** The routing headers among these (any letter case), under their names as OCPI spells them. */
+export function routingHeadersOf(headers: Record<string, unknown>): Record<string, string> {
+  const routing: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const spelled = ROUTING_HEADER_NAMES.find((n) => n.toLowerCase() === name.toLowerCase());
+    if (spelled && typeof value === 'string') routing[spelled] = value;
+  }
+  return routing;
+}
+
+const ROUTING_HEADER_NAMES = ['OCPI-from-country-code', 'OCPI-from-party-id', 'OCPI-to-country-code', 'OCPI-to-party-id'];
+
 /** Writes one message to the recording directory; does nothing when recording is off. Never throws: a failed write is a warning. */
 export function recordOcpiMessage(schema: string, message: unknown): void {
   if (recordDir === undefined) return;

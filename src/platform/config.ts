@@ -77,6 +77,8 @@ export interface Config {
     preAuthorization: { minimum: string; maximum: string; assumedDurationMinutes: number; assumedEnergyKwhCap: number; roundUpTo: string };
   };
   stripe: StripeConfig;
+  /** Client events: progress throttle and the live session streams (Server-Sent Events). */
+  events: EventsSettings;
   ocpi: OcpiConfig;
   charging: ChargingSettings;
   invoicing: InvoicingSettings;
@@ -104,6 +106,15 @@ export interface ChargingSettings {
   jobConcurrency: number;
   /** Repairs of sessions and holds this often. */
   reconcileIntervalMs: number;
+}
+
+export interface EventsSettings {
+  /** EVENTS_PROGRESS_INTERVAL_MS: at most one charging_session.progress event per session this often. */
+  progressIntervalMs: number;
+  /** SSE_HEARTBEAT_MS: a comment line on every open live stream this often, so proxies and clients see it alive. */
+  sseHeartbeatMs: number;
+  /** SSE_MAX_STREAMS_PER_CLIENT: live streams one API client may have open on one instance (429 beyond). */
+  sseMaxStreamsPerClient: number;
 }
 
 export interface WebhookSettings {
@@ -399,6 +410,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     stationsSeed: integer(env, 'STATIONS_SEED', 1, 0, 2 ** 31 - 1),
     pricing: pricingConfig(env),
     stripe: stripeConfig(env),
+    events: {
+      progressIntervalMs: integer(env, 'EVENTS_PROGRESS_INTERVAL_MS', 30_000, 0, 86_400_000),
+      sseHeartbeatMs: integer(env, 'SSE_HEARTBEAT_MS', 15_000, 100, 300_000),
+      sseMaxStreamsPerClient: integer(env, 'SSE_MAX_STREAMS_PER_CLIENT', 100, 1, 100_000),
+    },
     ocpi: ocpiConfig(env, mode),
     charging: {
       startTimeoutMs: integer(env, 'CHARGING_START_TIMEOUT_SECONDS', 120, 10, 3600) * 1000,

@@ -163,6 +163,14 @@ function observed(database: Database, onError: (error: Error) => void): Database
   };
 }
 
+/**
+ * Runs `work` in `q` when it is a transaction already, or in a transaction of its own when `q` is the database
+ * itself: writes that must commit together (a change and its event) are atomic whichever the caller passed.
+ */
+export function atomically<T>(db: Database, q: Queryable, work: (tx: Queryable) => Promise<T>): Promise<T> {
+  return q === db ? db.transaction(work) : work(q);
+}
+
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const e = error as { code?: string; constraint?: string };
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
@@ -171,15 +179,20 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 /**
  * LISTENs on a channel with a dedicated connection, reconnecting after errors
  * (with a short pause); `onNotify` also runs after a reconnect, since
- * notifications may have been missed meanwhile.
+ * notifications may have been missed meanwhile. `ready` settles once the
+ * first LISTEN is in place: what commits from then on is heard.
  */
 export function listen(
   db: Database,
   channel: string,
   onNotify: (payload: string | undefined) => void,
   onError?: (error: Error) => void,
-): { stop(): Promise<void> } {
+): { stop(): Promise<void>; ready: Promise<void> } {
   let stopped = false;
+  let listening: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    listening = resolve;
+  });
   let client: pg.PoolClient | undefined;
   let retry: NodeJS.Timeout | undefined;
   const connect = async (reconnect: boolean) => {
@@ -195,6 +208,7 @@ export function listen(
         if (!stopped) retry = setTimeout(() => void connect(true), 1_000);
       });
       await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      listening();
       if (reconnect) onNotify(undefined);
     } catch (error) {
       onError?.(error as Error);
@@ -205,6 +219,7 @@ export function listen(
   };
   void connect(false);
   return {
+    ready,
     async stop() {
       stopped = true;
       clearTimeout(retry);

@@ -4,6 +4,7 @@
 import Big from 'big.js';
 import type { CDR } from '../ocpi-protocol/cdrs.ts';
 import type { OcpiTariff } from '../ocpi-protocol/locations-tariffs.ts';
+import type { ChargingPeriod } from '../ocpi-protocol/sessions.ts';
 import { currencyExponent, withVat } from '../platform/money.ts';
 import type { SessionPricing } from './session-prices.ts';
 import { type ExactPrice, type ExactSessionCosts, priceSessionExact, priceSessionUnrounded, type SessionToPrice } from './tariff-engine.ts';
@@ -197,7 +198,58 @@ function startingFeeLine(fee: { price: string; vat: string }, currency: string):
   return line('starting_fee', 'Starting fee', '1', 'session', null, net.toString(), gross.toString(), currency, dec(fee.vat).toString());
 }
 
-/** What the engine prices a CDR with: the CDR's tariff (else the session's), periods and times, in the location's time zone. */
+const hasDimension = (period: ChargingPeriod, type: string) => period.dimensions.some((d) => d.type === type);
+
+/** Seconds a period charged, as the engine reads it: TIME's volume beside PARKING_TIME, none in parking or reservation alone, else its duration. */
+function chargingSeconds(period: ChargingPeriod, endMs: number): Big {
+  const time = period.dimensions.find((d) => d.type === 'TIME');
+  if (time && hasDimension(period, 'PARKING_TIME')) return dec(time.volume).times(3600);
+  if (hasDimension(period, 'PARKING_TIME') || (hasDimension(period, 'RESERVATION_TIME') && !time)) return new Big(0);
+  return dec(Math.max(0, endMs - Date.parse(period.start_date_time))).div(1000);
+}
+
+/**
+ * The CDR's charging periods as the engine prices them. Some CPOs report the energy only as the CDR's
+ * total_energy, with no ENERGY dimension in any period: priced as they are, the session would cost 0 kWh of
+ * energy. Then the total is spread over the periods in proportion to the time each one charged (a constant power
+ * over the charging time; parking and reservation periods charge nothing), so a tariff whose energy price depends
+ * on the time (day and night prices, min_kwh steps, power restrictions) prices each kWh at the price in force when,
+ * on that assumption, it was charged. No charging time at all: the whole total goes to the first period. The shares
+ * are exact to 1/1000 Wh and the last charging period takes the rest, so the periods add up to total_energy. Periods
+ * that carry ENERGY are taken as they are (the CPO measured them), whatever total_energy says.
+ */
+export function periodsWithEnergy(
+  cdr: Pick<CDR, 'charging_periods' | 'total_energy' | 'total_time' | 'total_parking_time' | 'end_date_time' | 'start_date_time'>,
+): ChargingPeriod[] {
+  const periods = cdr.charging_periods ?? [];
+  const total = dec(cdr.total_energy);
+  if (!total.gt(0) || periods.some((p) => hasDimension(p, 'ENERGY'))) return [...periods];
+  if (periods.length === 0) {
+    // Not valid 2.2.1 (a CDR has at least one period), but whatever reads it: one period of the CDR's own totals.
+    const parking = dec(cdr.total_parking_time ?? 0);
+    const dimensions: ChargingPeriod['dimensions'] = [
+      { type: 'ENERGY', volume: cdr.total_energy },
+      { type: 'TIME', volume: Math.max(0, Number(dec(cdr.total_time).minus(parking).toString())) },
+    ];
+    if (parking.gt(0)) dimensions.push({ type: 'PARKING_TIME', volume: Number(parking.toString()) });
+    return [{ start_date_time: cdr.start_date_time, dimensions }];
+  }
+  const endMs = Date.parse(cdr.end_date_time);
+  const seconds = periods.map((p, i) => chargingSeconds(p, i + 1 < periods.length ? Date.parse((periods[i + 1] as ChargingPeriod).start_date_time) : endMs));
+  const allSeconds = seconds.reduce((sum, x) => sum.plus(x), new Big(0));
+  const shares = allSeconds.gt(0) ? seconds.map((x) => x.div(allSeconds)) : seconds.map((_, i) => new Big(i === 0 ? 1 : 0));
+  const last = shares.reduce((at, share, i) => (share.gt(0) ? i : at), 0);
+  let given = new Big(0);
+  return periods.map((period, i) => {
+    const share = shares[i] as Big;
+    if (!share.gt(0)) return period;
+    const kwh = i === last ? total.minus(given) : total.times(share).round(6, Big.roundHalfUp);
+    given = given.plus(kwh);
+    return { ...period, dimensions: [...period.dimensions, { type: 'ENERGY', volume: Number(kwh.toString()) }] };
+  });
+}
+
+/** What the engine prices a CDR with: the CDR's tariff (else the session's), periods (energy from total_energy when they carry none, see periodsWithEnergy) and times, in the location's time zone. */
 export function cdrPricingInput(session: Pick<SessionPricing, 'tariff' | 'time_zone'>, cdr: CDR): SessionToPrice {
   const tariffIds = new Set((cdr.charging_periods ?? []).map((p) => p.tariff_id).filter(Boolean));
   return {
@@ -206,7 +258,7 @@ export function cdrPricingInput(session: Pick<SessionPricing, 'tariff' | 'time_z
     timeZone: session.time_zone,
     start: new Date(cdr.start_date_time),
     end: new Date(cdr.end_date_time),
-    periods: cdr.charging_periods ?? [],
+    periods: periodsWithEnergy(cdr),
   };
 }
 

@@ -6,11 +6,21 @@ import type { CommandLine } from '../command-line.ts';
 import { print, progress } from '../output.ts';
 import { ocpiOf, type Session } from '../session.ts';
 
-/** What `cpo list` shows of a connection (never its tokens). */
+/** What `cpo list` shows of a connection (never its tokens): `version` is the OCPI version negotiated in its handshake. */
 function connectionView(c: Connection) {
   const cpo = c.roles.find((r) => r.role === 'CPO');
-  return { name: c.name, country_code: cpo?.country_code ?? null, party_id: cpo?.party_id ?? null, status: c.status, versions_url: c.versions_url };
+  return {
+    name: c.name,
+    country_code: cpo?.country_code ?? null,
+    party_id: cpo?.party_id ?? null,
+    status: c.status,
+    version: c.version,
+    versions_url: c.versions_url,
+  };
 }
+
+/** `cpo connect`'s exit code when the connection is stored and connected but pulling its data failed (in part or whole). */
+export const CONNECTED_PULL_FAILED = 3;
 
 /** Modules a pull could not get (the others were pulled): one line each on stderr. */
 function reportFailedModules(counts: SyncCounts): void {
@@ -25,22 +35,46 @@ function syncProgress(): SyncProgress | undefined {
   };
 }
 
+/**
+ * `cpo connect`: two steps, and the exit code says which one failed. The credentials handshake: when it fails,
+ * nothing is connected (exit 1, "the credentials handshake failed: ..."). Then the first pull of the CPO's data:
+ * when it fails, in part or whole, the connection stands (it is stored and connected, and the reconciliation or
+ * `cpo sync` pulls again); the command says what was not pulled and exits CONNECTED_PULL_FAILED (3).
+ */
 export async function cpoConnect(session: Session, { values, json }: CommandLine): Promise<void> {
   const ocpi = ocpiOf(session);
-  const connection = await ocpi.connections.connect({
-    versionsUrl: values['versions-url'] as string,
-    token: values.token as string,
-    ...(values.party ? { party: values.party } : {}),
-    ...(values.name ? { name: values.name } : {}),
-    rawTokens: values['raw-tokens'] ?? false,
-  });
-  process.stderr.write(`connected to ${connection.name}; pulling its tariffs and locations\n`);
-  const counts = await ocpi.sync.syncConnection(connection, { full: true, onProgress: syncProgress() });
+  let connection: Connection;
+  try {
+    connection = await ocpi.connections.connect({
+      versionsUrl: values['versions-url'] as string,
+      token: values.token as string,
+      ...(values.party ? { party: values.party } : {}),
+      ...(values.name ? { name: values.name } : {}),
+      rawTokens: values['raw-tokens'] ?? false,
+    });
+  } catch (error) {
+    throw new Error(`the credentials handshake failed, nothing is connected: ${(error as Error).message}`);
+  }
+  process.stderr.write(`connected to ${connection.name} (OCPI ${connection.version}); pulling its tariffs, locations, sessions and CDRs\n`);
+  let counts: SyncCounts;
+  try {
+    counts = await ocpi.sync.syncConnection(connection, { full: true, onProgress: syncProgress() });
+  } catch (error) {
+    // Not a module the CPO refused (those are in counts.failed) but the pull itself (our database, say).
+    const reason = (error as Error).message;
+    process.stderr.write(`connected to ${connection.name}, but pulling its data failed (pulled again by the reconciliation or \`cpo sync\`): ${reason}\n`);
+    process.exitCode = CONNECTED_PULL_FAILED;
+    print(json, { ...connectionView(connection), pulled: false, pull_error: reason }, `connected: ${connection.name}; pulling its data failed: ${reason}`);
+    return;
+  }
   reportFailedModules(counts);
+  if (counts.failed.length > 0) process.exitCode = CONNECTED_PULL_FAILED;
+  const failed = counts.failed.map((f) => f.module);
   print(
     json,
-    { ...connectionView(connection), synced: counts },
-    `connected: ${connection.name}; pulled ${counts.locations} locations, ${counts.tariffs} tariffs`,
+    { ...connectionView(connection), pulled: failed.length === 0, synced: counts },
+    `connected: ${connection.name}; pulled ${counts.locations} locations, ${counts.tariffs} tariffs` +
+      (failed.length > 0 ? `; not pulled: ${failed.join(', ')} (run \`cpo sync ${connection.name}\` to try again)` : ''),
   );
 }
 
@@ -60,7 +94,7 @@ export async function cpoList(session: Session, { json }: CommandLine): Promise<
     list,
     list.length === 0
       ? 'no CPO connections'
-      : list.map((c) => `${c.name}  ${c.status}  ${c.country_code ?? '-'}*${c.party_id ?? '-'}  ${c.versions_url ?? ''}`).join('\n'),
+      : list.map((c) => `${c.name}  ${c.status}  ${c.country_code ?? '-'}*${c.party_id ?? '-'}  OCPI ${c.version ?? '-'}  ${c.versions_url ?? ''}`).join('\n'),
   );
 }
 

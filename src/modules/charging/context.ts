@@ -21,9 +21,11 @@ export interface ChargingConfig {
   stalledStartMs: number;
   /** A stop the CPO has not finished (no message) for this long: CPOs are asked for what we missed, STOP_SESSION sent again. */
   stalledStopMs: number;
+  /** At most one charging_session.progress event per session this often (EVENTS_PROGRESS_INTERVAL_MS). */
+  progressIntervalMs: number;
 }
 
-export const DEFAULT_CHARGING_CONFIG: ChargingConfig = { startTimeoutMs: 120_000, stalledStartMs: 120_000, stalledStopMs: 600_000 };
+export const DEFAULT_CHARGING_CONFIG: ChargingConfig = { startTimeoutMs: 120_000, stalledStartMs: 120_000, stalledStopMs: 600_000, progressIntervalMs: 30_000 };
 
 export interface ChargingLog {
   info(fields: object, message: string): void;

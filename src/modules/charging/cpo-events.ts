@@ -8,7 +8,8 @@ import { estimateCost } from '../../pricing/session-prices.ts';
 import { type ChargingContext, UUID } from './context.ts';
 import { CHARGING_QUEUES, cancelStartDeadline, fail, queueForSession, queueRelease } from './jobs.ts';
 import * as repo from './repository.ts';
-import { changeStatus, FAILURES, type SessionEvent } from './state.ts';
+import { progressDue, recordProgressEvent } from './session-events.ts';
+import { changeStatus, FAILURES, nextStatus, type SessionEvent } from './state.ts';
 
 /** How a CPO message names its session when it names neither our id nor a session id we know. */
 interface SeenAt {
@@ -90,14 +91,22 @@ export async function sessionChanged(ctx: ChargingContext, tx: Queryable, ocpi: 
   // The CPO reported the session: the start deadline has done its part.
   if (!row.ocpi_session_id) await cancelStartDeadline(tx, row.id);
   const event = eventOf(ocpi, row);
+  // What the session delivered or cost changed and its status stays (a status change has its own event): a
+  // progress event, unless one was recorded less than progressIntervalMs ago (the row is locked: every process
+  // sees the same progress_event_at).
+  const keepsStatus = event === undefined || nextStatus(row.status, event) === row.status;
+  const progress = keepsStatus && progressDue(row, changes, now, ctx.config.progressIntervalMs);
+  if (progress) changes.progress_event_at = now;
+  let written: repo.SessionRow | undefined;
   if (event === 'invalidReported') {
-    await changeStatus(ctx, tx, row.id, event, { ...changes, start_step: 'ended', failure_reason: FAILURES.invalid });
+    written = await changeStatus(ctx, tx, row.id, event, { ...changes, start_step: 'ended', failure_reason: FAILURES.invalid });
     await queueRelease(ctx, tx, row.id);
   } else if (event) {
-    await changeStatus(ctx, tx, row.id, event, changes);
+    written = await changeStatus(ctx, tx, row.id, event, changes);
   } else {
-    await repo.updateSession(tx, row.id, changes, now);
+    written = await repo.updateSession(tx, row.id, changes, now);
   }
+  if (progress && written) await recordProgressEvent(ctx, tx, written);
 }
 
 export async function commandResult(ctx: ChargingContext, tx: Queryable, commandId: string, result: { result: string }): Promise<void> {

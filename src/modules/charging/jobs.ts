@@ -1,12 +1,12 @@
 // The charging module's durable jobs: releasing a failed session's hold, failing a start the CPO never reported,
 // and STOP_SESSION for sessions that run when they should not. Each is idempotent and retried until it succeeds.
-import type { Queryable } from '../../platform/db.ts';
+import { atomically, type Queryable } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import { cancelQueued, enqueue } from '../../platform/jobs.ts';
 import { INVOICING_QUEUES } from '../invoicing/queues.ts';
 import type { ChargingContext } from './context.ts';
 import * as repo from './repository.ts';
-import { changeStatus, FAILURES } from './state.ts';
+import { changeStatus, FAILURES, type StatusContext } from './state.ts';
 
 export const CHARGING_QUEUES = {
   releaseHold: 'charging.release-hold',
@@ -38,18 +38,17 @@ export const cancelStartDeadline = (q: Queryable, sessionId: string) => cancelQu
 export const queueRelease = (ctx: Pick<ChargingContext, 'clock'>, q: Queryable, sessionId: string) =>
   queueForSession(ctx, q, CHARGING_QUEUES.releaseHold, sessionId, { maxAttempts: 50 });
 
-/** Marks a pending session failed and queues the release of its hold (unless the customer is to authenticate it). */
-export async function fail(
-  ctx: Pick<ChargingContext, 'clock'>,
-  q: Queryable,
-  id: string,
-  reason: string,
-  options: { release?: boolean } = {},
-): Promise<repo.SessionRow | undefined> {
-  const failed = await changeStatus(ctx, q, id, 'startFailed', { start_step: 'ended', failure_reason: reason });
-  if (failed) await cancelStartDeadline(q, failed.id);
-  if (failed && options.release !== false) await queueRelease(ctx, q, failed.id);
-  return failed;
+/**
+ * Marks a pending session failed and queues the release of its hold (unless the customer is to authenticate it):
+ * the status, its event and the jobs commit together (in `q`, or in a transaction of their own).
+ */
+export function fail(ctx: StatusContext, q: Queryable, id: string, reason: string, options: { release?: boolean } = {}): Promise<repo.SessionRow | undefined> {
+  return atomically(ctx.db, q, async (tx) => {
+    const failed = await changeStatus(ctx, tx, id, 'startFailed', { start_step: 'ended', failure_reason: reason });
+    if (failed) await cancelStartDeadline(tx, failed.id);
+    if (failed && options.release !== false) await queueRelease(ctx, tx, failed.id);
+    return failed;
+  });
 }
 
 /** Releases a session's hold (idempotent); a hold another attempt took over, or a completed session's, is left alone. */

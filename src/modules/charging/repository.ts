@@ -66,6 +66,10 @@ export interface SessionRow {
   cdr_country_code: string | null;
   cdr_party_id: string | null;
   cdr_id: string | null;
+  /** 1 at the insert, +1 at every write of the row: which state of the session a view or an event shows. */
+  version: number;
+  /** When the last charging_session.progress event was recorded (the throttle). */
+  progress_event_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -91,6 +95,8 @@ export type NewSession = Omit<
   | 'cdr_country_code'
   | 'cdr_party_id'
   | 'cdr_id'
+  | 'version'
+  | 'progress_event_at'
   | 'updated_at'
 >;
 
@@ -98,7 +104,7 @@ const COLUMNS = `id, client_id, user_id, payment_method_id, evse_id, station_id,
   connector_id, status, start_step, failure_reason, hold_reference, adopted_hold_of, pre_authorization_amount, currency, tariff,
   tariff_is_fallback, time_zone, starting_fee, station_info, is_partner, logo_url, user_facing_session_prices, start_command_id,
   stop_command_id, ocpi_session_id, start_time, end_time, reported_at, consumed_energy::text AS consumed_energy, estimated_cost, rates,
-  accepted_at, start_deadline, stop_requested_at, cdr_country_code, cdr_party_id, cdr_id, created_at, updated_at`;
+  accepted_at, start_deadline, stop_requested_at, cdr_country_code, cdr_party_id, cdr_id, version, progress_event_at, created_at, updated_at`;
 
 /** Inserts a pending session; undefined when the user already has an unfinished one on this EVSE (the unique index). */
 export async function insertSession(db: Queryable, s: NewSession): Promise<SessionRow | undefined> {
@@ -246,6 +252,7 @@ export type SessionChanges = Partial<
     | 'cdr_country_code'
     | 'cdr_party_id'
     | 'cdr_id'
+    | 'progress_event_at'
   >
 >;
 
@@ -287,10 +294,16 @@ async function writeSession(
   const guard = onlyIf ? ` AND status = ANY($${params.length + 1})` : '';
   if (onlyIf) params.push(onlyIf);
   const { rows } = await db.query<SessionRow>(
-    `UPDATE charging_sessions SET ${[...sets, 'updated_at = $2'].join(', ')} WHERE id = $1${guard} RETURNING ${COLUMNS}`,
+    `UPDATE charging_sessions SET ${[...sets, 'updated_at = $2', 'version = version + 1'].join(', ')} WHERE id = $1${guard} RETURNING ${COLUMNS}`,
     params,
   );
   return rows[0];
+}
+
+/** The session's status, its row locked to the end of the transaction; undefined when there is no such session. */
+export async function lockStatus(tx: Queryable, id: string): Promise<SessionStatus | undefined> {
+  const { rows } = await tx.query<{ status: SessionStatus }>('SELECT status FROM charging_sessions WHERE id = $1 FOR UPDATE', [id]);
+  return rows[0]?.status;
 }
 
 /** Unfinished sessions of a user (any EVSE), e.g. to refuse deleting the user or a payment method in use. */
@@ -378,9 +391,4 @@ export async function findAdoptableHold(
 export async function isHoldAdopted(db: Queryable, sessionId: string): Promise<boolean> {
   const { rows } = await db.query('SELECT 1 FROM charging_sessions WHERE adopted_hold_of = $1', [sessionId]);
   return rows.length > 0;
-}
-
-/** Removes a session nothing has acted on yet (its start saga still at its first step). */
-export async function deleteUnstartedSession(db: Queryable, id: string): Promise<void> {
-  await db.query("DELETE FROM charging_sessions WHERE id = $1 AND start_step = 'holding'", [id]);
 }

@@ -56,6 +56,11 @@ export const ChargingSession = Type.Object({
   rates: Nullable(Type.Integer({ minimum: 1, maximum: 5 })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
+  version: Type.Integer({
+    minimum: 1,
+    description:
+      'Ours, beyond the reference: 1 when the session is created, one more at every change of it. Client events (webhooks, the live stream) carry the session with its version: one with a lower version than a session already seen is stale and may be discarded.',
+  }),
 });
 
 export type ChargingSessionView = Static<typeof ChargingSession>;

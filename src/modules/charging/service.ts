@@ -5,6 +5,7 @@
 //   cpo-events.ts  command results, Session updates and CDRs from the CPO
 //   jobs.ts        the durable jobs (release a hold, the start deadline, STOP_SESSION at the CPO) and their queues
 //   reconcile.ts   the periodic repair of what messages and crashes left behind
+//   session-events.ts  the charging_session.* client events (status changes, throttled progress)
 //   views.ts       the answers (a session as clients read it, list, get, rate)
 //   prices.ts      user-facing prices, the fallback tariff and the running cost estimate
 //   guards.ts      what other modules may not do while a session is unfinished
@@ -21,7 +22,7 @@ import { reconcile } from './reconcile.ts';
 import * as repo from './repository.ts';
 import { type StartRequest, start } from './start.ts';
 import { stop } from './stop.ts';
-import { getSession, listSessions, rateSession, type SessionView, view } from './views.ts';
+import { getSession, listSessions, rateSession, requireSession, type SessionView, view } from './views.ts';
 
 export { estimateCost, fallbackTariff, userFacingPrices } from '../../pricing/session-prices.ts';
 export type { ChargingConfig, ChargingDeps, ChargingLog, SessionCost } from './context.ts';
@@ -51,6 +52,11 @@ export function createCharging(deps: ChargingDeps) {
     list: (clientId: string, userId: string, status: repo.SessionStatus | undefined, page: { limit: number; offset: number }) =>
       listSessions(ctx, clientId, userId, status, page),
     get: (clientId: string, userId: string, sessionId: string) => getSession(ctx, clientId, userId, sessionId),
+    /** The session GET's checks without its answer (the live stream): another client's or user's, or none, is not_found. */
+    requireSession: async (clientId: string, userId: string, sessionId: string): Promise<{ id: string }> => {
+      const row = await requireSession(ctx, ctx.db, clientId, userId, sessionId);
+      return { id: row.id };
+    },
     rate: (tx: Queryable, clientId: string, userId: string, sessionId: string, rates: number | null) =>
       rateSession(ctx, tx, clientId, userId, sessionId, rates),
 

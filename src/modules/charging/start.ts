@@ -12,6 +12,7 @@
 // nothing delivered goes unbilled, nothing held stays held.
 import { randomUUID } from 'node:crypto';
 import type { OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import type { Queryable } from '../../platform/db.ts';
 import { AppError, validationError } from '../../platform/errors.ts';
 import { fromMinorUnits, toMinorUnits } from '../../platform/money.ts';
 import { pricingFor } from '../../pricing/country-pricing.ts';
@@ -22,6 +23,7 @@ import { missingBillingFields } from '../users/service.ts';
 import { ADOPT_WITHIN_MS, type ChargingContext } from './context.ts';
 import { CHARGING_QUEUES, fail, queueForSession } from './jobs.ts';
 import * as repo from './repository.ts';
+import { recordStatusEvent } from './session-events.ts';
 import { FAILURES } from './state.ts';
 
 export interface StartRequest {
@@ -135,9 +137,8 @@ async function requireMethod(ctx: ChargingContext, clientId: string, userId: str
   try {
     await ctx.payments.getPaymentMethod(ctx.db, clientId, userId, paymentMethodId);
   } catch (error) {
+    // The user is known (refuseUser): "not found" is the method's.
     if (error instanceof AppError && error.code === 'not_found') {
-      // The user was checked by the route's caller chain only here: an unknown user stays "not found".
-      await ctx.users.requireUser(ctx.db, clientId, userId);
       throw new AppError('payment_method_error', 'payment_method_id: not a payment method of this user.', {
         errors: [{ field: 'payment_method_id', message: 'not a payment method of this user' }],
       });
@@ -146,23 +147,33 @@ async function requireMethod(ctx: ChargingContext, clientId: string, userId: str
   }
 }
 
-/** Step 1: checks, then the session row (or already_charging). */
+/** The user's refusals of a start: unknown user (404), incomplete billing details, an unpaid debt. */
+async function refuseUser(ctx: ChargingContext, q: Queryable, clientId: string, userId: string, options: { forUpdate?: boolean } = {}): Promise<void> {
+  await ctx.users.requireUser(q, clientId, userId, options);
+  const missing = missingBillingFields(await ctx.users.getBillingDetails(q, clientId, userId));
+  if (missing.length > 0) {
+    throw new AppError('billing_data_required', `Billing details are incomplete: ${missing.join(', ')}.`, {
+      errors: missing.map((field) => ({ field, message: 'required for charging' })),
+    });
+  }
+  if (await ctx.hasUnpaidDebt(q, clientId, userId)) {
+    throw new AppError('payment_error', 'The user has an unpaid charging debt; it must be paid before charging again (GET .../charging/debts/).');
+  }
+}
+
+/** Step 1: checks, then the session row (or already_charging) and its charging_session.pending event. */
 async function begin(ctx: ChargingContext, clientId: string, userId: string, body: StartRequest) {
   const { db, clock } = ctx;
   // Cheap refusals first, without locks; they are checked again under the user's lock.
   const target = await resolveEvse(ctx, body.evse_id);
-  const begun = await db.transaction(async (tx) => {
+  await refuseUser(ctx, db, clientId, userId);
+  // The payment method may have to be read from the processor (one whose webhook has not arrived yet), so it is
+  // checked before the transaction below, which concurrent starts of this user wait on. Before the session row
+  // exists: a session, once created (and its pending event sent), is never taken back.
+  await requireMethod(ctx, clientId, userId, body.payment_method_id);
+  return db.transaction(async (tx) => {
     // The user's row lock serializes this user's starts (and their deletion).
-    await ctx.users.requireUser(tx, clientId, userId, { forUpdate: true });
-    const missing = missingBillingFields(await ctx.users.getBillingDetails(tx, clientId, userId));
-    if (missing.length > 0) {
-      throw new AppError('billing_data_required', `Billing details are incomplete: ${missing.join(', ')}.`, {
-        errors: missing.map((field) => ({ field, message: 'required for charging' })),
-      });
-    }
-    if (await ctx.hasUnpaidDebt(tx, clientId, userId)) {
-      throw new AppError('payment_error', 'The user has an unpaid charging debt; it must be paid before charging again (GET .../charging/debts/).');
-    }
+    await refuseUser(ctx, tx, clientId, userId, { forUpdate: true });
     const id = randomUUID();
     // An earlier attempt of this user whose hold waited for the customer's authentication: taken over if it is for enough.
     const adopted = await repo.findAdoptableHold(tx, clientId, {
@@ -175,23 +186,14 @@ async function begin(ctx: ChargingContext, clientId: string, userId: string, bod
     });
     const now = clock.now();
     const ids = { id, clientId, userId, paymentMethodId: body.payment_method_id, holdReference: adopted?.hold_reference ?? `session:${id}` };
-    const row = await repo.insertSession(tx, newSession(target, ids, now));
-    if (!row) {
+    const inserted = await repo.insertSession(tx, newSession(target, ids, now));
+    if (!inserted) {
       throw new AppError('already_charging', 'The user already has an unfinished session (or a start in flight) on this EVSE.');
     }
-    if (adopted) return { row: (await repo.updateSession(tx, row.id, { adopted_hold_of: adopted.id }, now)) as repo.SessionRow, adopted: true };
-    return { row, adopted: false };
+    const row = adopted ? ((await repo.updateSession(tx, inserted.id, { adopted_hold_of: adopted.id }, now)) as repo.SessionRow) : inserted;
+    await recordStatusEvent(ctx, tx, row);
+    return { row, adopted: adopted !== undefined };
   });
-  // The payment method may have to be read from the processor (one whose webhook has not arrived yet), so it is
-  // checked outside the transaction above, which concurrent starts of this user wait on. Not the user's: the row,
-  // which nothing has acted on yet, is removed.
-  try {
-    await requireMethod(ctx, clientId, userId, body.payment_method_id);
-  } catch (error) {
-    await repo.deleteUnstartedSession(db, begun.row.id);
-    throw error;
-  }
-  return begun;
 }
 
 /** Step 2: the hold. Answers the refusal (402) after the session is failed. */

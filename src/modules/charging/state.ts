@@ -6,11 +6,13 @@
 //   - a CPO declaring a session INVALID fails it whatever it was doing (the CPO will not bill it).
 // completed is final; failed is final but for that CDR. Every status write goes through changeStatus, whose
 // UPDATE is guarded by the statuses the table allows the change from: a row another message or job has moved
-// on meanwhile is left as it is.
-import type { Queryable } from '../../platform/db.ts';
+// on meanwhile is left as it is. A change of status records its client event (session-events.ts) in the same
+// transaction.
+import { atomically, type Queryable } from '../../platform/db.ts';
 import type { ChargingContext } from './context.ts';
 import type { SessionChanges, SessionRow, SessionStatus } from './repository.ts';
 import * as repo from './repository.ts';
+import { recordStatusEvent, type SessionEventContext } from './session-events.ts';
 
 export const SESSION_STATUSES = ['pending', 'active', 'stopping', 'completed', 'failed'] as const satisfies readonly SessionStatus[];
 
@@ -71,16 +73,24 @@ export function isUnfinished(status: SessionStatus): boolean {
   return repo.UNFINISHED.includes(status);
 }
 
+/** What changing a status needs: the clock, and the pool to make a transaction of its own when given no transaction. */
+export type StatusContext = SessionEventContext & Pick<ChargingContext, 'db'>;
+
 /**
  * The one way a session's status changes: `event`'s transition with `changes`, written only while the row's
- * status is one the event may come from. Undefined when the row had already moved on (nothing written).
+ * status is one the event may come from. Undefined when the row had already moved on (nothing written). When the
+ * status is another than before, its event (charging_session.<status>) is recorded in the same transaction: in
+ * `q` when it is one, else in a transaction of its own. (endReported of a stopping session keeps its status: no
+ * event.)
  */
-export function changeStatus(
-  ctx: Pick<ChargingContext, 'clock'>,
-  q: Queryable,
-  id: string,
-  event: SessionEvent,
-  changes: SessionChanges = {},
-): Promise<SessionRow | undefined> {
-  return repo.changeSessionStatus(q, id, TRANSITIONS[event], changes, ctx.clock.now());
+export function changeStatus(ctx: StatusContext, q: Queryable, id: string, event: SessionEvent, changes: SessionChanges = {}): Promise<SessionRow | undefined> {
+  const transition: Transition = TRANSITIONS[event];
+  return atomically(ctx.db, q, async (tx) => {
+    // Locked first: the status it had is the one the event is about (and no other writer slips in between).
+    const before = await repo.lockStatus(tx, id);
+    if (before === undefined || !transition.from.includes(before)) return undefined;
+    const row = await repo.changeSessionStatus(tx, id, transition, changes, ctx.clock.now());
+    if (row && row.status !== before) await recordStatusEvent(ctx, tx, row);
+    return row;
+  });
 }

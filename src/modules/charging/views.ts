@@ -60,11 +60,17 @@ function viewOf(row: repo.SessionRow, hold: Hold | undefined, cost: SessionCost 
     rates: row.rates,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+    version: row.version,
   };
 }
 
+/** What a session's view is read from: its hold (payments), its costs (invoicing) and the clock (duration). */
+export interface ViewContext extends Pick<ChargingContext, 'sessionCosts' | 'clock'> {
+  payments: Pick<ChargingContext['payments'], 'getHolds'>;
+}
+
 /** Sessions as clients read them, with their holds and (once billed) their costs. */
-export async function views(ctx: ChargingContext, q: Queryable, clientId: string, rows: repo.SessionRow[]): Promise<SessionView[]> {
+export async function views(ctx: ViewContext, q: Queryable, clientId: string, rows: repo.SessionRow[]): Promise<SessionView[]> {
   // One after the other: `q` may be a transaction's client, which runs one query at a time (pg 9 refuses more).
   const holds = await ctx.payments.getHolds(q, clientId, [...new Set(rows.map((r) => r.hold_reference))]);
   const costs = await ctx.sessionCosts(
@@ -76,7 +82,7 @@ export async function views(ctx: ChargingContext, q: Queryable, clientId: string
   return rows.map((row) => viewOf(row, holds.get(row.hold_reference), costs.get(row.id), now));
 }
 
-export async function view(ctx: ChargingContext, q: Queryable, row: repo.SessionRow): Promise<SessionView> {
+export async function view(ctx: ViewContext, q: Queryable, row: repo.SessionRow): Promise<SessionView> {
   return (await views(ctx, q, row.client_id, [row]))[0] as SessionView;
 }
 

@@ -17,15 +17,20 @@
 // `<hold reference>:capture:<amount>`, charge: `session:<id>:charge:<amount>`),
 // so a retried job, a duplicate CDR or a crash between two steps never
 // charges twice. Sessions without energy are not billed: the hold is released.
+// A CDR in another currency than the session's hold is never billed as it is:
+// the bill is `held` for the operator (held-bills.ts releases it).
 import { randomUUID } from 'node:crypto';
 import Big from 'big.js';
+import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import { AppError } from '../../platform/errors.ts';
 import { enqueue, RetryLater } from '../../platform/jobs.ts';
 import { minimumCharge, toMinorUnits } from '../../platform/money.ts';
 import { priceCdr } from '../../pricing/price-cdr.ts';
 import type { SessionRow } from '../charging/repository.ts';
+import { recordEvent } from '../events/outbox.ts';
 import type { InvoicingContext } from './context.ts';
-import { invoiceDocument, invoiceNumberText } from './documents.ts';
+import { recordDebtEvent } from './debts.ts';
+import { invoiceDocument, invoiceNumberText, invoiceView } from './documents.ts';
 import { INVOICING_QUEUES } from './queues.ts';
 import * as repo from './repository.ts';
 
@@ -37,7 +42,9 @@ export async function billSession(ctx: InvoicingContext, sessionId: string): Pro
   const session = await ctx.session(sessionId);
   if (session?.status !== 'completed') return;
   let bill = await price(ctx, session);
-  if (bill.step === 'not_billed') {
+  // Held for the operator (bills release decides): nothing is captured, released or invoiced meanwhile.
+  if (bill.step === 'held') return;
+  if (bill.step === 'not_billed' || bill.step === 'waived') {
     // Nothing to pay: the hold is released.
     const hold = (await ctx.payments.getHolds(ctx.db, session.client_id, [session.hold_reference])).get(session.hold_reference);
     if (hold && RELEASABLE.includes(hold.status)) await ctx.payments.releaseHold(session.client_id, session.hold_reference);
@@ -76,6 +83,7 @@ async function price(ctx: InvoicingContext, session: SessionRow): Promise<repo.B
   if (!session.cdr_id || !session.cdr_country_code || !session.cdr_party_id) throw new Error(`session ${session.id} has no CDR`);
   const cdr = await ctx.cdr({ country_code: session.cdr_country_code, party_id: session.cdr_party_id, id: session.cdr_id });
   if (!cdr) throw new Error(`the CDR of session ${session.id} is missing`);
+  if (cdr.currency.toUpperCase() !== session.currency.toUpperCase()) return holdForCurrency(ctx, session, cdr);
   const priced = priceCdr(session, cdr, config.pricePolicy);
   if (priced.mismatch) {
     ctx.log?.warn(
@@ -101,6 +109,40 @@ async function price(ctx: InvoicingContext, session: SessionRow): Promise<repo.B
     price_mismatch: priced.mismatch,
     price_source: config.pricePolicy === 'cdr' && cdr.total_cost ? 'cdr' : 'engine',
     created_at: ctx.clock.now(),
+  });
+}
+
+/**
+ * A CDR in another currency than the session's tariff and payment hold: never converted at a rate we would have to
+ * guess, never billed in a currency the user did not agree to. The bill is held for the operator with its reason
+ * (nothing captured, no invoice) until released (held-bills.ts: at the session's own tariff, or waived).
+ */
+async function holdForCurrency(ctx: InvoicingContext, session: SessionRow, cdr: CDR): Promise<repo.BillRow> {
+  const cdrCurrency = cdr.currency.toUpperCase();
+  const cdrTotal = cdr.total_cost ? new Big(String(cdr.total_cost.incl_vat ?? cdr.total_cost.excl_vat)).toString() : null;
+  const reason =
+    `the CDR ${cdr.country_code}*${cdr.party_id}*${cdr.id} is in ${cdrCurrency}${cdrTotal === null ? '' : ` (total ${cdrTotal} ${cdrCurrency})`}, ` +
+    `the session's tariff and payment hold in ${session.currency.toUpperCase()}: not converted; released by the operator`;
+  ctx.log?.warn(
+    { session_id: session.id, cdr_id: cdr.id, cdr_currency: cdrCurrency, hold_currency: session.currency, reason },
+    'bill held for the operator (charging-access bills held): the CDR is in another currency than the session’s hold',
+  );
+  return repo.insertBill(ctx.db, {
+    session_id: session.id,
+    client_id: session.client_id,
+    user_id: session.user_id,
+    step: 'held',
+    currency: cdrCurrency,
+    lines: [],
+    net: 0,
+    vat: 0,
+    gross: 0,
+    cdr_total: cdrTotal,
+    engine_total: '0',
+    price_mismatch: false,
+    price_source: 'cdr',
+    created_at: ctx.clock.now(),
+    held_reason: reason,
   });
 }
 
@@ -157,7 +199,7 @@ async function settle(ctx: InvoicingContext, session: SessionRow, bill: repo.Bil
   }
   await db.transaction(async (tx) => {
     if (debt) {
-      await repo.insertDebt(tx, {
+      const row: repo.DebtRow = {
         session_id: session.id,
         client_id: session.client_id,
         user_id: session.user_id,
@@ -166,8 +208,11 @@ async function settle(ctx: InvoicingContext, session: SessionRow, bill: repo.Bil
         client_secret: debt.clientSecret,
         amount: excess,
         currency: bill.currency,
+        status: 'unpaid',
         created_at: clock.now(),
-      });
+        paid_at: null,
+      };
+      if (await repo.insertDebt(tx, row)) await recordDebtEvent(ctx, tx, 'debt.created', row);
     }
     await repo.settleBill(tx, session.id, { captured, charged, waived, charge_payment_intent_id: intentId }, clock.now());
   });
@@ -206,7 +251,7 @@ async function issue(ctx: InvoicingContext, session: SessionRow, bill: repo.Bill
     // The number last: its counter row is locked from here to the commit (every invoice of the issuer waits for it).
     const number = await repo.nextInvoiceNumber(tx, config.numberPrefix);
     const document = invoiceDocument(config, session, billing, locked, invoiceNumberText(config.numberPrefix, number), now);
-    await repo.insertInvoice(tx, {
+    const invoice: repo.InvoiceRow = {
       id: randomUUID(),
       issuer: config.numberPrefix,
       number,
@@ -221,6 +266,13 @@ async function issue(ctx: InvoicingContext, session: SessionRow, bill: repo.Bill
       refunded: false,
       document: { ...document, issueDate: now.toISOString() },
       issued_at: now,
-    });
+    };
+    await repo.insertInvoice(tx, invoice);
+    // The session's live stream carries it too: the session's cost is final and invoiced.
+    await recordEvent(
+      tx,
+      { clientId: invoice.client_id, userId: invoice.user_id, type: 'invoice.created', object: await invoiceView(ctx, invoice), sessionId: session.id },
+      now,
+    );
   });
 }

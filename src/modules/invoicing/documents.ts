@@ -73,7 +73,8 @@ export async function listInvoices(
   return { count, results: await Promise.all(rows.map((row) => invoiceView(ctx, row))) };
 }
 
-async function invoiceView(ctx: InvoicingContext, row: repo.InvoiceRow): Promise<InvoiceView> {
+/** An invoice as clients read it (GET .../invoices/, and the invoice.created event). */
+export async function invoiceView(ctx: LinkContext, row: repo.InvoiceRow): Promise<InvoiceView> {
   return {
     id: row.id,
     number: row.number_text,

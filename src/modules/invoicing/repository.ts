@@ -5,7 +5,11 @@ import type { BillLine } from '../../pricing/price-cdr.ts';
 
 export type { BillLine };
 
-export type BillStep = 'priced' | 'settled' | 'invoiced' | 'not_billed';
+/**
+ * priced -> settled -> invoiced; not_billed: nothing to pay; held: kept for the operator (a CDR in another currency
+ * than the session's hold; nothing captured, no invoice) until released, to priced or waived (nothing charged).
+ */
+export type BillStep = 'priced' | 'settled' | 'invoiced' | 'not_billed' | 'held' | 'waived';
 
 export interface BillRow {
   session_id: string;
@@ -26,12 +30,18 @@ export interface BillRow {
   /** Left uncollected: a remainder below the processor's minimum charge that no hold covered. */
   waived: number;
   charge_payment_intent_id: string | null;
+  /** Why the bill was held for the operator, and since when (null: never held). */
+  held_reason: string | null;
+  held_at: Date | null;
+  /** How the operator released a held bill (billed at the session's tariff, or waived), and when. */
+  released_as: 'tariff' | 'waived' | null;
+  released_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const BILL_COLUMNS = `session_id, client_id, user_id, step, currency, lines, net, vat, gross, cdr_total, engine_total, price_mismatch, price_source,
-  captured, charged, waived, charge_payment_intent_id, created_at, updated_at`;
+  captured, charged, waived, charge_payment_intent_id, held_reason, held_at, released_as, released_at, created_at, updated_at`;
 
 export async function findBill(db: Queryable, sessionId: string, options: { forUpdate?: boolean } = {}): Promise<BillRow | undefined> {
   const { rows } = await db.query<BillRow>(`SELECT ${BILL_COLUMNS} FROM charging_bills WHERE session_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`, [
@@ -43,12 +53,15 @@ export async function findBill(db: Queryable, sessionId: string, options: { forU
 /** Inserts the bill once; the stored one when it exists (a retried job prices again but keeps the first result). */
 export async function insertBill(
   db: Queryable,
-  bill: Omit<BillRow, 'captured' | 'charged' | 'waived' | 'charge_payment_intent_id' | 'updated_at'>,
+  bill: Omit<
+    BillRow,
+    'captured' | 'charged' | 'waived' | 'charge_payment_intent_id' | 'held_reason' | 'held_at' | 'released_as' | 'released_at' | 'updated_at'
+  > & { held_reason?: string },
 ): Promise<BillRow> {
   await db.query(
     `INSERT INTO charging_bills (session_id, client_id, user_id, step, currency, lines, net, vat, gross, cdr_total, engine_total, price_mismatch,
-       price_source, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)
+       price_source, held_reason, held_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, CASE WHEN $15::text IS NULL THEN NULL ELSE $14::timestamptz END, $14, $14)
      ON CONFLICT (session_id) DO NOTHING`,
     [
       bill.session_id,
@@ -65,9 +78,64 @@ export async function insertBill(
       bill.price_mismatch,
       bill.price_source,
       bill.created_at,
+      bill.held_reason ?? null,
     ],
   );
   return (await findBill(db, bill.session_id)) as BillRow;
+}
+
+/** A held bill released by the operator, billed at the session's tariff: priced anew (the bill job settles and invoices it). */
+export async function releaseHeldBillPriced(
+  db: Queryable,
+  sessionId: string,
+  priced: Pick<BillRow, 'step' | 'currency' | 'lines' | 'net' | 'vat' | 'gross' | 'engine_total'>,
+  at: Date,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE charging_bills SET step = $2, currency = $3, lines = $4, net = $5, vat = $6, gross = $7, engine_total = $8, cdr_total = NULL,
+            price_mismatch = false, price_source = 'engine', released_as = 'tariff', released_at = $9, updated_at = $9
+      WHERE session_id = $1 AND step = 'held'`,
+    [sessionId, priced.step, priced.currency, JSON.stringify(priced.lines), priced.net, priced.vat, priced.gross, priced.engine_total, at],
+  );
+  return rowCount === 1;
+}
+
+/** A held bill waived by the operator: nothing is charged (the bill job releases the hold), no invoice. */
+export async function releaseHeldBillWaived(db: Queryable, sessionId: string, currency: string, at: Date): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE charging_bills SET step = 'waived', currency = $2, lines = '[]', net = 0, vat = 0, gross = 0, released_as = 'waived', released_at = $3,
+            updated_at = $3
+      WHERE session_id = $1 AND step = 'held'`,
+    [sessionId, currency, at],
+  );
+  return rowCount === 1;
+}
+
+/** A held bill, with what the operator needs to decide (the session's hold, the CDR), for `bills held`. */
+export interface HeldBill {
+  session_id: string;
+  client_id: string;
+  user_id: string;
+  held_at: Date;
+  held_reason: string;
+  cdr_currency: string;
+  cdr_total: string | null;
+  hold_currency: string;
+  hold_amount: number;
+  cdr: { country_code: string; party_id: string; id: string };
+}
+
+/** Every held bill, oldest first (the operator's view, across clients). */
+export async function listHeldBills(db: Queryable): Promise<HeldBill[]> {
+  const { rows } = await db.query<HeldBill>(
+    `SELECT b.session_id, b.client_id, b.user_id, b.held_at, b.held_reason, b.currency AS cdr_currency, b.cdr_total,
+            s.currency AS hold_currency, s.pre_authorization_amount AS hold_amount,
+            json_build_object('country_code', s.cdr_country_code, 'party_id', s.cdr_party_id, 'id', s.cdr_id) AS cdr
+       FROM charging_bills b JOIN charging_sessions s ON s.id = b.session_id
+      WHERE b.step = 'held'
+      ORDER BY b.held_at, b.session_id`,
+  );
+  return rows;
 }
 
 export async function settleBill(
@@ -88,22 +156,25 @@ export async function markBillInvoiced(db: Queryable, sessionId: string, at: Dat
 }
 
 /**
- * Which of these sessions' bills are finished (invoiced, or nothing to bill). Across clients: the reconcile job
- * repairs every client's sessions at once.
+ * Which of these sessions' bills are finished (invoiced, nothing to bill, waived) or wait for the operator (held):
+ * the bill job has nothing to do for them. Across clients: the reconcile job repairs every client's sessions at once.
  */
 export async function sessionsWithFinishedBill(db: Queryable, sessionIds: readonly string[]): Promise<Set<string>> {
   if (sessionIds.length === 0) return new Set();
   const { rows } = await db.query<{ session_id: string }>(
-    `SELECT session_id FROM charging_bills WHERE session_id = ANY($1) AND step IN ('invoiced', 'not_billed')`,
+    `SELECT session_id FROM charging_bills WHERE session_id = ANY($1) AND step IN ('invoiced', 'not_billed', 'held', 'waived')`,
     [sessionIds],
   );
   return new Set(rows.map((r) => r.session_id));
 }
 
-/** Bills of completed sessions, for the session view. */
+/** Bills of completed sessions, for the session view (not a held one: its cost is not known until the operator releases it). */
 export async function billsOf(db: Queryable, clientId: string, sessionIds: readonly string[]): Promise<BillRow[]> {
   if (sessionIds.length === 0) return [];
-  const { rows } = await db.query<BillRow>(`SELECT ${BILL_COLUMNS} FROM charging_bills WHERE client_id = $1 AND session_id = ANY($2)`, [clientId, sessionIds]);
+  const { rows } = await db.query<BillRow>(`SELECT ${BILL_COLUMNS} FROM charging_bills WHERE client_id = $1 AND session_id = ANY($2) AND step <> 'held'`, [
+    clientId,
+    sessionIds,
+  ]);
   return rows;
 }
 
@@ -126,8 +197,9 @@ export interface DebtRow {
 
 const DEBT_COLUMNS = 'session_id, client_id, user_id, payment_method_id, payment_intent_id, client_secret, amount, currency, status, created_at, paid_at';
 
-export async function insertDebt(db: Queryable, debt: Omit<DebtRow, 'status' | 'paid_at'>): Promise<void> {
-  await db.query(
+/** Inserts the session's debt; false when it has one already (nothing written). */
+export async function insertDebt(db: Queryable, debt: Omit<DebtRow, 'status' | 'paid_at'>): Promise<boolean> {
+  const { rowCount } = await db.query(
     `INSERT INTO charging_debts (session_id, client_id, user_id, payment_method_id, payment_intent_id, client_secret, amount, currency, status, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'unpaid', $9) ON CONFLICT (session_id) DO NOTHING`,
     [
@@ -142,6 +214,7 @@ export async function insertDebt(db: Queryable, debt: Omit<DebtRow, 'status' | '
       debt.created_at,
     ],
   );
+  return rowCount === 1;
 }
 
 export async function unpaidDebts(

@@ -81,10 +81,10 @@ export function routingTo(ctx: ConnectionsContext, connection: Pick<repo.Connect
   return routingHeaders(from, { country_code: party.country_code.toUpperCase(), party_id: party.party_id.toUpperCase() });
 }
 
-/** The observer of calls to the peer named `peer` (its connection name), when calls are observed. */
-export function observer(ctx: ConnectionsContext, peer: string): Pick<OcpiPeerAuth, 'observe'> {
+/** The observer of calls to the peer named `peer` (its connection name), when calls are observed; our calls are the eMSP's (recordings). */
+export function observer(ctx: ConnectionsContext, peer: string): Pick<OcpiPeerAuth, 'observe' | 'sender'> {
   const observeCall = ctx.observeCall;
-  return observeCall ? { observe: (module, outcome) => observeCall(peer, module, outcome) } : {};
+  return { sender: 'emsp', ...(observeCall ? { observe: (module, outcome) => observeCall(peer, module, outcome) } : {}) };
 }
 
 export function peerAuth(ctx: ConnectionsContext, connection: repo.Connection): OcpiPeerAuth {

@@ -9,6 +9,7 @@
 //   credentials-from-cpo.ts what a CPO sends us: registration with the TOKEN_A of `cpo invite`, updates, unregistration
 
 import type { PartyRef } from '../../ocpi-protocol/transport.ts';
+import { listen } from '../../platform/db.ts';
 import { type ConnectionsContext, type ConnectionsDeps, connectionsContext, ourCredentials, ourParty, peerAuth, routingTo } from './connections-context.ts';
 import { invite, register, unregister, update } from './credentials-from-cpo.ts';
 import { connect, disconnect, rotate } from './credentials-to-cpo.ts';
@@ -33,11 +34,16 @@ export const OUR_ENDPOINTS: readonly { identifier: string; role: 'SENDER' | 'REC
   { identifier: 'tokens', role: 'SENDER', path: 'tokens' },
 ];
 
-/** The connection whose token a peer's request carries, cached for cacheTtlMs. */
-async function connectionForToken(ctx: ConnectionsContext, token: string): Promise<repo.Connection | undefined> {
+/**
+ * The connection whose token a peer's request carries, cached for cacheTtlMs (a safety net: every change of a
+ * connection, by any process, clears the cache of every process that follows the changes, see followChanges).
+ * `fresh` reads the database whatever the cache holds (before refusing a request on what the cache said).
+ */
+async function connectionForToken(ctx: ConnectionsContext, token: string, options: { fresh?: boolean } = {}): Promise<repo.Connection | undefined> {
   const { cache } = ctx;
+  // Wall time, not the injected clock: this bounds how stale a cache entry may be, not a rule of the domain.
   const now = Date.now();
-  const hit = cache.get(token);
+  const hit = options.fresh ? undefined : cache.get(token);
   if (hit && hit.until > now) return hit.connection;
   const connection = await repo.findConnectionByIncomingToken(ctx.db, token);
   if (cache.size > 10_000) cache.clear();
@@ -64,8 +70,14 @@ export function createConnections(deps: ConnectionsDeps) {
       endpoints: OUR_ENDPOINTS.map((e) => ({ identifier: e.identifier, role: e.role, url: `${identity.baseUrl}/${OCPI_VERSION}/${e.path}` })),
     }),
 
-    connectionForToken: (token: string) => connectionForToken(ctx, token),
+    connectionForToken: (token: string, options?: { fresh?: boolean }) => connectionForToken(ctx, token, options),
     forgetCachedTokens: () => ctx.cache.clear(),
+    /**
+     * Follows the connection changes every process makes (a handshake completed by the CLI's `cpo connect`, a
+     * rotation, an unregistration): each one, announced by the database at its commit, clears this process's token
+     * cache; so does a reconnect of the listener (announcements may have been missed meanwhile). For serving processes.
+     */
+    followChanges: (onError?: (error: Error) => void) => listen(db, repo.CONNECTIONS_CHANNEL, () => ctx.cache.clear(), onError),
 
     // What a CPO sends us (invite, register, update, unregister): credentials-from-cpo.ts;
     // what we send it (connect, disconnect, rotate): credentials-to-cpo.ts.

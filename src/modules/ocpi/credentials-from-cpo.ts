@@ -2,12 +2,13 @@
 // TOKEN_A that `cpo invite` issued, updates its credentials (PUT) and
 // unregisters (DELETE). Registering and updating are the same exchange: the
 // peer's versions are read with its token, and our credentials answered with a
-// new TOKEN_C.
+// new TOKEN_C. A registration also queues the first pull of the CPO's data.
 import { randomUUID } from 'node:crypto';
 import { OcpiTransportError } from '../../ocpi-protocol/client.ts';
 import { invalidParameters, OCPI_STATUS, OcpiError, ocpiLayerError } from '../../ocpi-protocol/transport.ts';
 import { parseCredentials } from '../../ocpi-protocol/validate.ts';
 import { type ConnectionsContext, checkRoles, nameFromRoles, newCredentialsToken, observer, ourCredentials, uniqueName } from './connections-context.ts';
+import { queueFirstPull } from './first-pull.ts';
 import { ConnectionError, describe, fetchPeerVersion, type PeerVersion } from './peer-versions.ts';
 import * as repo from './repository.ts';
 
@@ -96,6 +97,8 @@ async function exchange(ctx: ConnectionsContext, connection: repo.Connection, bo
         },
         clock.now(),
       );
+      // A CPO that registers: its data is pulled right after the handshake, in the background (first-pull.ts).
+      if (connection.incoming_token_kind === 'A') await queueFirstPull(tx, connection.id, clock.now());
     })
     .catch((error: unknown) => {
       if (error instanceof repo.PartyTakenError) throw ocpiLayerError(OCPI_STATUS.clientError, `roles: ${error.message}`);

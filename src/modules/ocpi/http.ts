@@ -2,11 +2,13 @@
 // request is authenticated by a credentials token that names a connection,
 // errors carry OCPI status codes, and request/correlation ids are echoed.
 // Requests to functional modules may name their party in the OCPI-from
-// routing headers (it must be one the connection holds); our answers to them
-// carry the routing headers back (from: us, to: the requesting party).
+// routing headers (it must be one the connection holds) and their addressee
+// in the OCPI-to headers (it must be us); our answers to them carry the
+// routing headers back (from: us, to: the requesting party).
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, HEADER, invalidParameters, OCPI_STATUS, OcpiError, type PartyRef, routingHeaders, tokenCandidates } from '../../ocpi-protocol/transport.ts';
+import { isOcpiRecording, recordOcpiExchange, routingHeadersOf } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { isDatabaseUnavailable } from '../../platform/db.ts';
 import { setRateLimitHeaders } from '../../platform/http/rate-limit.ts';
@@ -23,12 +25,16 @@ declare module 'fastify' {
     ocpiRawToken?: boolean;
     /** The party of the connection a functional module's request comes from, when its OCPI-from headers name one. */
     ocpiParty?: PartyRef;
+    /** The request's token is allowed on its module (recordings: whether its answer must carry routing headers). */
+    ocpiAuthenticated?: boolean;
+    /** The request reached the OCPI layer: authenticated, its body read as JSON, a route matched (recordings). */
+    ocpiReached?: boolean;
   }
 }
 
 export interface OcpiAuth {
-  /** The connection a token belongs to (cached briefly). */
-  connectionForToken(token: string): Promise<Connection | undefined>;
+  /** The connection a token belongs to (cached briefly; `fresh`: read from the database whatever the cache holds). */
+  connectionForToken(token: string, options?: { fresh?: boolean }): Promise<Connection | undefined>;
 }
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -62,6 +68,27 @@ function requestingParty(request: FastifyRequest, connection: Connection): Party
   const held = connection.roles.some((r) => r.country_code.toUpperCase() === party.country_code && r.party_id.toUpperCase() === party.party_id);
   if (!held) throw invalidParameters(`OCPI-from names ${party.country_code}*${party.party_id}, a party this connection does not hold`);
   return party;
+}
+
+/**
+ * A functional module's request addressed by its OCPI-to headers (transport_and_format, Message Routing) must be
+ * addressed to us. We are one eMSP party, not a hub nor a platform hosting others: a message for another party
+ * cannot be routed on and is refused (HTTP 200, 2001: the OCPI-to headers are an invalid parameter; 4001 "unknown
+ * receiver" is a hub's code). Absent OCPI-to headers are accepted: a peer-to-peer request or an open routing
+ * request (to whoever receives it). Party ids are CiStrings: compared without regard to case.
+ */
+function checkAddressedToUs(request: FastifyRequest, us: PartyRef): void {
+  const cc = request.headers[HEADER.toCountryCode];
+  const pid = request.headers[HEADER.toPartyId];
+  if (cc === undefined && pid === undefined) return;
+  if (typeof cc !== 'string' || typeof pid !== 'string' || !COUNTRY_CODE.test(cc) || !PARTY_ID.test(pid)) {
+    throw invalidParameters('OCPI-to-country-code and OCPI-to-party-id must both name a party (2 letters, 3 letters or digits)');
+  }
+  if (cc.toUpperCase() !== us.country_code.toUpperCase() || pid.toUpperCase() !== us.party_id.toUpperCase()) {
+    throw invalidParameters(
+      `OCPI-to names ${cc.toUpperCase()}*${pid.toUpperCase()}, not this eMSP (${us.country_code}*${us.party_id}); we route no messages to other parties`,
+    );
+  }
 }
 
 /** Whether a request is for a functional module (routed): a known route that is not versions or credentials. */
@@ -98,6 +125,8 @@ export function installOcpiEdge(
   app.decorateRequest('ocpiToken', undefined);
   app.decorateRequest('ocpiRawToken', false);
   app.decorateRequest('ocpiParty', undefined);
+  app.decorateRequest('ocpiAuthenticated', false);
+  app.decorateRequest('ocpiReached', false);
 
   app.addHook('onRequest', async (request, reply) => {
     const correlation = request.headers[HEADER.correlationId];
@@ -139,21 +168,37 @@ export function installOcpiEdge(
     }
     const access = (request.routeOptions.config as { ocpiAccess?: TokenAccess } | undefined)?.ocpiAccess ?? 'registered';
     if (access === 'registered' && connection.incoming_token_kind !== 'C') {
-      throw new OcpiError(401, OCPI_STATUS.clientError, 'This token only allows the versions and credentials modules; register first');
+      // The cache may predate a handshake that completed a moment ago (in this process or another, whose
+      // announcement is on its way): the database decides before the peer is refused.
+      const fresh = await deps.auth.connectionForToken(token, { fresh: true });
+      if (fresh?.incoming_token_kind !== 'C') {
+        throw new OcpiError(401, OCPI_STATUS.clientError, 'This token only allows the versions and credentials modules; register first');
+      }
+      connection = fresh;
+      request.ocpiConnection = fresh;
     }
+    request.ocpiAuthenticated = true;
     if (access === 'registered') {
       const party = requestingParty(request, connection);
       if (party) request.ocpiParty = party;
+      checkAddressedToUs(request, deps.us);
     }
+  });
+
+  // After the body was read as JSON and the request passed authentication: it reached the OCPI layer (when a route matched).
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.url !== undefined) request.ocpiReached = true;
   });
 
   // Answers of functional modules carry the routing headers: from us, to the requesting party.
   // (Versions and credentials are configuration modules: "routing headers SHALL NOT be used with these modules".)
   app.addHook('onSend', async (request, reply, payload) => {
-    if (!isFunctionalRoute(request)) return payload;
-    const to = answerTo(request);
-    const headers = to ? routingHeaders(deps.us, to) : { 'OCPI-from-country-code': deps.us.country_code, 'OCPI-from-party-id': deps.us.party_id };
-    void reply.headers(headers);
+    if (isFunctionalRoute(request)) {
+      const to = answerTo(request);
+      const headers = to ? routingHeaders(deps.us, to) : { 'OCPI-from-country-code': deps.us.country_code, 'OCPI-from-party-id': deps.us.party_id };
+      void reply.headers(headers);
+    }
+    if (isOcpiRecording()) recordAnswer(request, reply, payload);
     return payload;
   });
 
@@ -185,6 +230,31 @@ export function installOcpiEdge(
   app.setNotFoundHandler((request, reply) =>
     sendOcpi(reply, deps.clock, 404, undefined, OCPI_STATUS.clientError, `No OCPI endpoint at ${request.method} ${request.url.split('?')[0]}`),
   );
+}
+
+/** The OCPI module a route serves: the segment after the version (versions for the versions list and details). */
+function moduleOfRoute(route: string | undefined): string | null {
+  if (route === undefined) return null;
+  return /\/\d+\.\d+(?:\.\d+)?\/([a-z_]+)/.exec(route)?.[1] ?? 'versions';
+}
+
+/** Our answer, for the CI check of routing headers and status codes (only with recording on). */
+function recordAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
+  const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
+  const code = /"status_code":(\d+)/.exec(text)?.[1];
+  const route = request.routeOptions.url;
+  recordOcpiExchange({
+    direction: 'answer',
+    sender: 'emsp',
+    method: request.method,
+    path: route ?? request.url.split('?')[0] ?? '',
+    module: moduleOfRoute(route),
+    status: reply.statusCode,
+    ocpi_status: code === undefined ? null : Number(code),
+    routing: routingHeadersOf(reply.getHeaders()),
+    authenticated: request.ocpiAuthenticated === true,
+    reached_ocpi_layer: request.ocpiReached === true,
+  });
 }
 
 function safeClientMessage(error: FastifyError): string {

@@ -20,8 +20,8 @@ export interface PushDeliveryDeps {
   db: Database;
   clock: Clock;
   auth: (connection: repo.Connection) => OcpiPeerAuth;
-  /** The routing headers of a push to the connection (from us, to its party). */
-  routing?: (connection: repo.Connection) => Record<string, string>;
+  /** The routing headers of a push to the connection (from us, to its party): Tokens is a functional module, every push carries them. */
+  routing: (connection: repo.Connection) => Record<string, string>;
   timeoutMs: number;
   log?: (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) => void;
   /** Pushes claimed per statement (default 500). */
@@ -54,7 +54,7 @@ async function sendOne(deps: PushDeliveryDeps, connection: repo.Connection, base
       url: `${base.replace(/\/+$/, '')}${item.path}`,
       module: item.module,
       body: item.body ?? undefined,
-      ...(deps.routing ? { headers: deps.routing(connection) } : {}),
+      headers: deps.routing(connection),
       timeoutMs: deps.timeoutMs,
       retries: 0,
       ...(deps.signal ? { signal: deps.signal } : {}),

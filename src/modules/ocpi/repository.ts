@@ -35,6 +35,13 @@ export interface Connection {
   last_synced_at: Date | null;
 }
 
+/**
+ * Where the database announces every change of a connection (a trigger, migration 0024: status, tokens, roles,
+ * endpoints...), whichever process made it; the payload is the connection's id. Serving processes clear their
+ * token cache on it.
+ */
+export const CONNECTIONS_CHANNEL = 'ocpi_connections';
+
 export const tokenDigest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
 const COLUMNS = `id, name, status, incoming_token_kind, outgoing_token, raw_tokens, versions_url, version, endpoints, roles,

@@ -4,11 +4,13 @@ import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { OcpiConfig } from '../../platform/config.ts';
 import type { Database } from '../../platform/db.ts';
+import type { JobContext, JobHandler } from '../../platform/jobs.ts';
 import type { Metrics } from '../../platform/metrics.ts';
 import { createRateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Ingestion } from '../stations/ingest.ts';
 import { createCommands } from './commands.ts';
 import { createConnections } from './connections.ts';
+import { firstPull, OCPI_QUEUES } from './first-pull.ts';
 import { deliverDuePushes } from './push-delivery.ts';
 import { createReceivers, type OcpiEvents } from './receivers.ts';
 import * as repo from './repository.ts';
@@ -35,6 +37,26 @@ export interface OcpiDeps {
   log?: OcpiLog;
   /** Where outbound calls are counted, by peer, module and outcome (METRICS_PORT); without it none are. */
   metrics?: Pick<Metrics, 'ocpiCall'>;
+  /** How long a credentials token's connection is cached (default 2 s; changes clear it at once, see startBackgroundWork). */
+  tokenCacheTtlMs?: number;
+}
+
+/** Operator names for stations: the CPO parties' business details as the peer registered them. */
+async function storeOperatorNames(ingestion: Ingestion, roles: repo.PeerRole[]): Promise<void> {
+  // One row per party: a peer may list a party twice (or in two letter cases), and one statement cannot write a row twice.
+  const parties = new Map<string, { country_code: string; party_id: string; name: string; phone: null; website: string | null }>();
+  for (const r of roles) {
+    const key = `${r.country_code.toUpperCase()}*${r.party_id.toUpperCase()}`;
+    if (r.role !== 'CPO' || parties.has(key)) continue;
+    parties.set(key, {
+      country_code: r.country_code.toUpperCase(),
+      party_id: r.party_id.toUpperCase(),
+      name: r.business_details.name,
+      phone: null,
+      website: r.business_details.website ?? null,
+    });
+  }
+  await ingestion.ingest({ parties: [...parties.values()] }, { notify: false });
 }
 
 export function createOcpi(deps: OcpiDeps) {
@@ -47,23 +69,8 @@ export function createOcpi(deps: OcpiDeps) {
     identity: { ...party, baseUrl: deps.baseUrl },
     timeoutMs: config.requestTimeoutMs,
     ...(deps.metrics ? { observeCall: deps.metrics.ocpiCall } : {}),
-    // Operator names for stations: the CPO's business details as it registered them.
-    onRoles: async (roles) => {
-      // One row per party: a peer may list a party twice (or in two letter cases), and one statement cannot write a row twice.
-      const parties = new Map<string, { country_code: string; party_id: string; name: string; phone: null; website: string | null }>();
-      for (const r of roles) {
-        const key = `${r.country_code.toUpperCase()}*${r.party_id.toUpperCase()}`;
-        if (r.role !== 'CPO' || parties.has(key)) continue;
-        parties.set(key, {
-          country_code: r.country_code.toUpperCase(),
-          party_id: r.party_id.toUpperCase(),
-          name: r.business_details.name,
-          phone: null,
-          website: r.business_details.website ?? null,
-        });
-      }
-      await deps.ingestion.ingest({ parties: [...parties.values()] }, { notify: false });
-    },
+    ...(deps.tokenCacheTtlMs === undefined ? {} : { cacheTtlMs: deps.tokenCacheTtlMs }),
+    onRoles: (roles) => storeOperatorNames(deps.ingestion, roles),
   });
   const events: OcpiEvents = { ...deps.events };
   const receivers = createReceivers({ db, clock, ingestion: deps.ingestion, events, ocpiBaseUrl: deps.baseUrl });
@@ -82,6 +89,7 @@ export function createOcpi(deps: OcpiDeps) {
   });
 
   const timers: NodeJS.Timeout[] = [];
+  let following: { stop(): Promise<void> } | undefined;
   let pushing: Promise<unknown> | undefined;
   // Aborted by stop(): pushes in flight are cut off and what was claimed is released (sent by the next start or another process).
   const stopping = new AbortController();
@@ -118,6 +126,10 @@ export function createOcpi(deps: OcpiDeps) {
   return {
     connections,
     receivers,
+    /** Durable background work of the module, by queue (src/modules.ts hands them to the job runner). */
+    jobHandlers: {
+      [OCPI_QUEUES.firstPull]: (payload: never, job: JobContext) => firstPull({ db, sync, log }, payload as { connection_id?: unknown }, job),
+    } satisfies Record<string, JobHandler>,
     /** A CDR as stored (received or pulled). */
     async cdr(key: { country_code: string; party_id: string; id: string }): Promise<CDR | undefined> {
       return (await repo.findCdr(db, key))?.data as CDR | undefined;
@@ -158,8 +170,16 @@ export function createOcpi(deps: OcpiDeps) {
     /** Pushes waiting in the outbox, by module (metrics). */
     pushBacklog: () => repo.pendingPushes(db, clock.now()),
 
-    /** Outbox delivery every 2 s, reconciliation at the configured interval. */
+    /**
+     * What a serving process does besides answering: it follows connection changes made by any process (its token
+     * cache is cleared at once), delivers the outbox every 2 s and reconciles at the configured interval.
+     */
     startBackgroundWork(): void {
+      following ??= connections.followChanges((error) =>
+        log('warn', 'OCPI connection changes: the listener lost its connection; reconnecting (the token cache is cleared then)', {
+          reason: error.message,
+        }),
+      );
       const outbox = setInterval(() => void deliver(), 2_000);
       outbox.unref();
       timers.push(outbox);
@@ -171,6 +191,8 @@ export function createOcpi(deps: OcpiDeps) {
     },
     async stop(): Promise<void> {
       for (const timer of timers.splice(0)) clearInterval(timer);
+      await following?.stop();
+      following = undefined;
       stopping.abort();
       await pushing;
     },

@@ -13,6 +13,7 @@ import { AppError, notFound } from '../../platform/errors.ts';
 import type { Claim } from './claims.ts';
 import { ownerOf, type PaymentsContext } from './context.ts';
 import { customerKey, ensureCustomer, withCustomer } from './customers.ts';
+import { paymentMethodView, recordDetached } from './method-events.ts';
 import { adopt, syncCustomer } from './mirror.ts';
 import type { PaymentMethodType } from './processor.ts';
 import { PaymentProcessorError } from './processor.ts';
@@ -42,31 +43,6 @@ const removalOf = (paymentMethodId: string) => `remove:${paymentMethodId}`;
 /** What a method of our mirror is charged as (cards from wallets are cards). */
 export function chargeTypeOf(methodType: string | undefined): PaymentMethodType {
   return methodType === 'paypal' ? 'paypal' : 'card';
-}
-
-function expirationDate(month: number | null, year: number | null): string {
-  if (month === null || year === null) return '';
-  return `${String(month).padStart(2, '0')}/${String(year % 100).padStart(2, '0')}`;
-}
-
-export function paymentMethodView(row: repo.PaymentMethodRow): PaymentMethodView {
-  const view: PaymentMethodView = {
-    id: row.id,
-    type: row.type === 'paypal' || row.type === 'apple_pay' || row.type === 'google_pay' ? row.type : 'card',
-    default: row.is_default,
-    created_at: row.created_at.toISOString(),
-  };
-  if (row.type !== 'paypal') {
-    view.card = {
-      brand: row.card_brand ?? 'unknown',
-      last4: row.card_last4 ?? '',
-      expiration_date: expirationDate(row.card_exp_month, row.card_exp_year),
-      cardholder_name: row.cardholder_name,
-    };
-  } else {
-    view.paypal = { email: row.paypal_email };
-  }
-  return view;
 }
 
 // --- finding the method ------------------------------------------------------------------------------------
@@ -205,7 +181,8 @@ export async function removePaymentMethod(ctx: MethodsContext, clientId: string,
       await processor.detachPaymentMethod(paymentMethodId);
       if (next) await processor.setDefaultPaymentMethod(customerId, next.id);
       await claim.apply(async (tx) => {
-        await repo.deletePaymentMethod(tx, owner, paymentMethodId);
+        const removed = await repo.deletePaymentMethod(tx, owner, paymentMethodId);
+        if (removed) await recordDetached(ctx, tx, owner, removed);
         if (next) await repo.setDefaultPaymentMethod(tx, owner, next.id);
       });
     }),

@@ -3,11 +3,14 @@
 // under the user's customer claim (customers.ts: every function here taking a
 // Claim runs under it), so the default rules hold (the first method becomes
 // the default; removing the default promotes the newest) and a read taken
-// before a removal is never written back after it.
+// before a removal is never written back after it. A method new to the mirror
+// is payment_method.attached, one that leaves it payment_method.detached: the
+// events commit with the change (method-events.ts).
 import type { Queryable } from '../../platform/db.ts';
 import type { Claim } from './claims.ts';
 import { ownerOf, type PaymentsContext } from './context.ts';
 import { withCustomer } from './customers.ts';
+import { recordAttached, recordDetached } from './method-events.ts';
 import type { ProcessorPaymentMethod } from './processor.ts';
 import * as repo from './repository.ts';
 
@@ -65,18 +68,22 @@ export async function syncCustomer(ctx: PaymentsContext, claim: Claim, owner: re
   const chosen = await claim.apply(async (tx) => {
     const local = await repo.allPaymentMethods(tx, owner);
     const now = ctx.clock.now();
+    const attached: string[] = [];
     // Oldest first, so the mirror's insertion order follows creation (the processor lists newest first).
     for (const pm of [...remote].reverse().sort((a, b) => a.created.getTime() - b.created.getTime())) {
-      await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), now);
+      if (await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), now)) attached.push(pm.id);
     }
     const remoteIds = new Set(remote.map((pm) => pm.id));
     let removedDefault = false;
     for (const row of local) {
       if (remoteIds.has(row.id)) continue;
-      await repo.deletePaymentMethod(tx, owner, row.id);
+      const removed = await repo.deletePaymentMethod(tx, owner, row.id);
+      if (removed) await recordDetached(ctx, tx, owner, removed);
       removedDefault ||= row.is_default;
     }
-    return ensureDefault(tx, owner, removedDefault ? 'newest' : 'oldest');
+    const madeDefault = await ensureDefault(tx, owner, removedDefault ? 'newest' : 'oldest');
+    await recordAttached(ctx, tx, owner, attached);
+    return madeDefault;
   });
   await tellDefault(ctx, claim, owner, customerId, chosen);
 }
@@ -96,8 +103,10 @@ export async function adopt(
   const pm = await ctx.processor.retrievePaymentMethod(paymentMethodId);
   if (!pm || pm.customerId !== customerId) return undefined;
   const chosen = await claim.apply(async (tx) => {
-    await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), ctx.clock.now());
-    return ensureDefault(tx, owner, 'oldest');
+    const attached = await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), ctx.clock.now());
+    const madeDefault = await ensureDefault(tx, owner, 'oldest');
+    if (attached) await recordAttached(ctx, tx, owner, [pm.id]);
+    return madeDefault;
   });
   await tellDefault(ctx, claim, owner, customerId, chosen);
   return repo.findPaymentMethod(ctx.db, owner, paymentMethodId);
@@ -128,11 +137,16 @@ export async function refreshPaymentMethod(ctx: PaymentsContext, paymentMethodId
     const pm = await processor.retrievePaymentMethod(paymentMethodId);
     const chosen = await claim.apply(async (tx) => {
       if (pm?.customerId === customerId) {
-        await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), ctx.clock.now());
-        return ensureDefault(tx, owner, 'oldest');
+        const attached = await repo.upsertPaymentMethod(tx, owner, mirrorDetails(pm, customerId), ctx.clock.now());
+        const madeDefault = await ensureDefault(tx, owner, 'oldest');
+        if (attached) await recordAttached(ctx, tx, owner, [pm.id]);
+        return madeDefault;
       }
       // Detached (or gone) at the processor: dropped from the mirror, promoting another default.
-      return (await repo.deletePaymentMethod(tx, owner, paymentMethodId)) ? ensureDefault(tx, owner, 'newest') : undefined;
+      const removed = await repo.deletePaymentMethod(tx, owner, paymentMethodId);
+      if (!removed) return undefined;
+      await recordDetached(ctx, tx, owner, removed);
+      return ensureDefault(tx, owner, 'newest');
     });
     await tellDefault(ctx, claim, owner, customerId, chosen);
   });

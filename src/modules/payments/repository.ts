@@ -120,9 +120,9 @@ export interface PaymentMethodDetails {
   createdAt: Date;
 }
 
-/** Inserts or refreshes a mirrored method; a refresh that changes nothing writes nothing. */
-export async function upsertPaymentMethod(db: Queryable, owner: Owner, pm: PaymentMethodDetails, at: Date): Promise<void> {
-  await db.query(
+/** Inserts or refreshes a mirrored method; a refresh that changes nothing writes nothing. True when the method is new to the mirror. */
+export async function upsertPaymentMethod(db: Queryable, owner: Owner, pm: PaymentMethodDetails, at: Date): Promise<boolean> {
+  const { rows } = await db.query<{ inserted: boolean }>(
     `INSERT INTO payment_methods (id, account, client_id, user_id, customer_id, type, card_brand, card_last4, card_exp_month, card_exp_year,
                                   cardholder_name, paypal_email, created_at, mirrored_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
@@ -134,7 +134,8 @@ export async function upsertPaymentMethod(db: Queryable, owner: Owner, pm: Payme
        AND (payment_methods.type, payment_methods.card_brand, payment_methods.card_last4, payment_methods.card_exp_month,
             payment_methods.card_exp_year, payment_methods.cardholder_name, payment_methods.paypal_email)
            IS DISTINCT FROM (EXCLUDED.type, EXCLUDED.card_brand, EXCLUDED.card_last4, EXCLUDED.card_exp_month,
-            EXCLUDED.card_exp_year, EXCLUDED.cardholder_name, EXCLUDED.paypal_email)`,
+            EXCLUDED.card_exp_year, EXCLUDED.cardholder_name, EXCLUDED.paypal_email)
+     RETURNING xmax = 0 AS inserted`,
     [
       pm.id,
       owner.account,
@@ -152,16 +153,16 @@ export async function upsertPaymentMethod(db: Queryable, owner: Owner, pm: Payme
       at,
     ],
   );
+  return rows[0]?.inserted === true;
 }
 
-export async function deletePaymentMethod(db: Queryable, owner: Owner, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM payment_methods WHERE client_id = $1 AND user_id = $2 AND account = $3 AND id = $4', [
-    owner.clientId,
-    owner.userId,
-    owner.account,
-    id,
-  ]);
-  return rowCount === 1;
+/** Removes the method from the mirror: the row as it was, or undefined when there was none. */
+export async function deletePaymentMethod(db: Queryable, owner: Owner, id: string): Promise<PaymentMethodRow | undefined> {
+  const { rows } = await db.query<PaymentMethodRow>(
+    `DELETE FROM payment_methods WHERE client_id = $1 AND user_id = $2 AND account = $3 AND id = $4 RETURNING ${PM_COLUMNS}`,
+    [owner.clientId, owner.userId, owner.account, id],
+  );
+  return rows[0];
 }
 
 /** Makes `id` the owner's only default (two statements: the one-default index is checked row by row). */

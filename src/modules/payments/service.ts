@@ -32,7 +32,8 @@ import { handleWebhook, type PaymentIntentListener, type WebhooksContext } from 
 export type { PaymentsLog } from './context.ts';
 export type { HoldSweepOptions, HoldSweepResult } from './hold-sweep.ts';
 export type { Hold, HoldRequest } from './holds.ts';
-export { type PaymentMethodRemovalGuard, paymentMethodView } from './methods.ts';
+export { paymentMethodView } from './method-events.ts';
+export type { PaymentMethodRemovalGuard } from './methods.ts';
 export { type PaymentIntentListener, purgeHandledWebhookEvents } from './webhooks.ts';
 
 export interface PaymentsServiceDeps extends PaymentsContextDeps {

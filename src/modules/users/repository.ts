@@ -188,10 +188,16 @@ export async function updateUser(
   }
 }
 
-/** The user as deleting it left it (for the change hooks), or undefined when there was no live user to delete. */
-export async function softDeleteUser(db: Queryable, clientId: string, userId: string, at: Date): Promise<TokenUserRow | undefined> {
-  const { rows } = await db.query<TokenUserRow>(
-    `UPDATE users SET deleted_at = $3, updated_at = $3 WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${TOKEN_USER_COLUMNS}`,
+/** The user as deleting it left it (for the change hooks and the user.deleted event), or undefined when there was no live user to delete. */
+export async function softDeleteUser(
+  db: Queryable,
+  clientId: string,
+  userId: string,
+  at: Date,
+): Promise<(TokenUserRow & { external_id: string | null; deleted_at: Date }) | undefined> {
+  const { rows } = await db.query<TokenUserRow & { external_id: string | null; deleted_at: Date }>(
+    `UPDATE users SET deleted_at = $3, updated_at = $3 WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL
+     RETURNING ${TOKEN_USER_COLUMNS}, external_id, deleted_at`,
     [clientId, userId, at],
   );
   return rows[0];

@@ -6,6 +6,7 @@ import { isCountryCode } from '../../platform/countries.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { AppError, type FieldError, notFound } from '../../platform/errors.ts';
 import { isUuid } from '../../platform/ids.ts';
+import { recordEvent } from '../events/outbox.ts';
 import * as repo from './repository.ts';
 import type { BillingDetailsBody, BillingDetailsView, UserCreateBody, UserPatchBody, UserView } from './schemas.ts';
 import { normalizeVatNumber, vatNumberProblem } from './vat.ts';
@@ -127,12 +128,16 @@ export function createUsersService(deps: UsersServiceDeps) {
       return toView(row);
     },
 
+    /** Soft-deletes the user, with its user.deleted event; `db` must be the deletion's transaction. */
     async remove(db: Queryable, clientId: string, userId: string): Promise<void> {
       await requireUser(db, clientId, userId, { forUpdate: true });
       for (const guard of guards) await guard(db, clientId, userId);
       const deleted = await repo.softDeleteUser(db, clientId, userId, clock.now());
       if (!deleted) throw notFound('User');
       await changed(db, deleted);
+      // What is left to say of a deleted user: who it was (its id, and the client's own id for it) and when it went.
+      const object = { id: deleted.id, ...(deleted.external_id ? { external_id: deleted.external_id } : {}), deleted_at: deleted.deleted_at.toISOString() };
+      await recordEvent(db, { clientId, userId: deleted.id, type: 'user.deleted', object }, clock.now());
     },
 
     async getBillingDetails(db: Queryable, clientId: string, userId: string): Promise<BillingDetailsView> {

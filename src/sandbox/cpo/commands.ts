@@ -97,7 +97,7 @@ export async function completeStart(ctx: SimulationContext, p: PendingStart): Pr
     if (!p.holds || OCCUPIED_STATUSES.has(status)) result = 'EVSE_OCCUPIED';
     else if (status !== 'AVAILABLE') result = 'EVSE_INOPERATIVE';
     const message = result === 'ACCEPTED' ? undefined : `the EVSE is ${status.toLowerCase()}`;
-    await push.postCommandResult(peer, p.command.response_url, { result, ...(message ? { message: text(message) } : {}) });
+    await push.postCommandResult(peer, ref.location, p.command.response_url, { result, ...(message ? { message: text(message) } : {}) });
     if (result !== 'ACCEPTED' || p.scenario === 'NOSTART') return;
     await createSession(ctx, peer, p, { ...ref, connector, tariff: undefined });
     p.holds = false; // the session holds the EVSE now

@@ -77,9 +77,14 @@ export function createPeers(deps: PeersDeps) {
       return found?.url.replace(/\/+$/, '');
     },
 
-    /** How to call a peer. */
+    /** How to call a peer (our calls are the sandbox network's, as recordings name them). */
     auth(peer: Peer): OcpiPeerAuth {
-      return { token: peer.theirToken ?? '', rawToken: peer.rawToken, ...(peer.pinnedCertificate ? { pinnedCertificatePem: peer.pinnedCertificate } : {}) };
+      return {
+        token: peer.theirToken ?? '',
+        rawToken: peer.rawToken,
+        sender: 'cpo-sandbox',
+        ...(peer.pinnedCertificate ? { pinnedCertificatePem: peer.pinnedCertificate } : {}),
+      };
     },
 
     /** The eMSP party a peer speaks for (its first EMSP role), for the OCPI-to routing headers. */

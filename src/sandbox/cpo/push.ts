@@ -71,6 +71,7 @@ async function patchEvse(deps: PushDeps, peer: Peer, location: OcpiLocation, evs
     const reply = await ocpiRequest(peers.auth(peer), {
       method: 'PATCH',
       url: joinUrl(base, location.country_code, location.party_id, location.id, evse.uid),
+      module: 'locations',
       body: { status: deps.quirks ? deps.quirks.status(evse.status) : evse.status, last_updated: evse.last_updated },
       headers: routing(peers, location, peer),
       timeoutMs: deps.requestTimeoutMs,
@@ -82,11 +83,22 @@ async function patchEvse(deps: PushDeps, peer: Peer, location: OcpiLocation, evs
   }
 }
 
-/** POSTs a CommandResult to the command's response_url. */
-async function postCommandResult({ peers, log, requestTimeoutMs }: PushDeps, peer: Peer, url: string, result: CommandResult): Promise<boolean> {
+/**
+ * POSTs a CommandResult to the command's response_url, from the party of the EVSE or session the command was about
+ * to the eMSP's party: the result goes to the eMSP's commands module, a functional module (routing headers).
+ */
+async function postCommandResult({ peers, log, requestTimeoutMs }: PushDeps, peer: Peer, from: PartyRef, url: string, result: CommandResult): Promise<boolean> {
   try {
     // Short and few: a session waits for its command result to go out.
-    const reply = await ocpiRequest(peers.auth(peer), { method: 'POST', url, body: result, timeoutMs: Math.min(requestTimeoutMs, 5_000), retries: 1 });
+    const reply = await ocpiRequest(peers.auth(peer), {
+      method: 'POST',
+      url,
+      module: 'commands',
+      body: result,
+      headers: routing(peers, from, peer),
+      timeoutMs: Math.min(requestTimeoutMs, 5_000),
+      retries: 1,
+    });
     if (!accepted(reply)) log('warn', 'the eMSP refused a command result', { peer: peer.id, url, answer: describe(reply) });
     return accepted(reply);
   } catch (error) {
@@ -97,9 +109,11 @@ async function postCommandResult({ peers, log, requestTimeoutMs }: PushDeps, pee
 
 /** Sends one outbox message; a Session PATCH answered 404 is sent again as a PUT of the whole current Session. */
 async function send({ db, peers, requestTimeoutMs }: PushDeps, peer: Peer, entry: OutboxEntry): Promise<OcpiReply> {
+  const module = entry.kind === 'cdr' ? 'cdrs' : 'sessions';
   let reply = await ocpiRequest(peers.auth(peer), {
     method: entry.method,
     url: entry.url,
+    module,
     body: entry.body,
     headers: entry.routing,
     timeoutMs: requestTimeoutMs,
@@ -111,6 +125,7 @@ async function send({ db, peers, requestTimeoutMs }: PushDeps, peer: Peer, entry
       reply = await ocpiRequest(peers.auth(peer), {
         method: 'PUT',
         url: entry.url,
+        module,
         body: session.data,
         headers: entry.routing,
         timeoutMs: requestTimeoutMs,
@@ -223,8 +238,8 @@ export function createPush(deps: PushDeps) {
       }
     },
 
-    /** POSTs a CommandResult to the command's response_url. */
-    postCommandResult: (peer: Peer, url: string, result: CommandResult): Promise<boolean> => postCommandResult(deps, peer, url, result),
+    /** POSTs a CommandResult to the command's response_url, from `from` (the party the command was about). */
+    postCommandResult: (peer: Peer, from: PartyRef, url: string, result: CommandResult): Promise<boolean> => postCommandResult(deps, peer, from, url, result),
 
     /** Sends every due outbox message (oldest of each session first); returns how many were accepted. */
     deliverDue: (): Promise<number> => deliverDue(deps),

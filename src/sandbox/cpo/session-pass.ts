@@ -238,7 +238,7 @@ export async function runSession(ctx: SimulationContext, id: string): Promise<vo
   const stopDue = stopAtMs !== undefined && clock.now().getTime() >= stopAtMs;
   if (stopDue) {
     const peer = peers.get(before.peerId);
-    for (const url of before.sim.stop?.responseUrls ?? []) if (peer) await push.postCommandResult(peer, url, { result: 'ACCEPTED' });
+    for (const url of before.sim.stop?.responseUrls ?? []) if (peer) await push.postCommandResult(peer, before.data, url, { result: 'ACCEPTED' });
   }
   const outcome = await db.transaction(async (tx) => {
     const row = await store.lockOpenSession<SimState>(tx, id);

@@ -1,0 +1,88 @@
+// The transport rules of OCPI 2.2.1 that a recorded exchange is held to by
+// the CI check (scripts/ocpi-official-check.ts), written from the spec's text:
+//
+// transport_and_format, Message Routing: the four routing headers
+// (OCPI-from-country-code, OCPI-from-party-id, OCPI-to-country-code,
+// OCPI-to-party-id) "SHALL be implemented for any request/response to/from a
+// Functional Module"; the configuration modules (credentials, versions, hub
+// client info) "are not to be routed ... routing headers SHALL NOT be used".
+// We send all four on every request to a functional module (we address one
+// party; no open routing) and on every answer to an authenticated request.
+// Values are CiString(2) and CiString(3).
+//
+// status_codes: "If a request is syntactically valid JSON and addresses an
+// existing resource, and comes from a sender that is successfully
+// authenticated and authorized, this request is supposed to have reached the
+// OCPI layer. To such a request, an HTTP error status code MUST NOT be
+// returned." So an answer to an authenticated request whose JSON was read and
+// whose route matched is 200 or 201, except: 404 when the object it
+// addresses does not exist (then it addresses no existing resource; a GET
+// "SHOULD return a HTTP 404", mod_tokens answers the authorization of an
+// unknown token 404, and a PATCH that fails is followed by a GET and a PUT,
+// transport_and_format; the wire does not tell whether the object existed,
+// so a 404 is taken as that), 405 on the credentials module (POST when
+// registered, PUT/DELETE when not), and one of ours: 503 with Retry-After
+// while our database is unreachable (nothing could be processed; the peer
+// retries). A 500 is never acceptable. Requests that did not reach the OCPI
+// layer (not JSON, no or a bad token, over the rate limit, no such endpoint)
+// may have HTTP error statuses.
+
+export interface RecordedExchange {
+  direction: 'request' | 'answer';
+  sender: string;
+  method: string;
+  path: string;
+  module: string | null;
+  status: number | null;
+  ocpi_status: number | null;
+  routing: Record<string, string>;
+  authenticated?: boolean;
+  reached_ocpi_layer?: boolean;
+}
+
+const CONFIGURATION_MODULES = new Set(['versions', 'credentials', 'hubclientinfo']);
+const ROUTING = ['OCPI-from-country-code', 'OCPI-from-party-id', 'OCPI-to-country-code', 'OCPI-to-party-id'] as const;
+const FORMAT: Record<(typeof ROUTING)[number], RegExp> = {
+  'OCPI-from-country-code': /^[A-Za-z]{2}$/,
+  'OCPI-from-party-id': /^[A-Za-z0-9]{3}$/,
+  'OCPI-to-country-code': /^[A-Za-z]{2}$/,
+  'OCPI-to-party-id': /^[A-Za-z0-9]{3}$/,
+};
+
+function routingProblems(e: RecordedExchange, functional: boolean): string[] {
+  const present = ROUTING.filter((name) => e.routing[name] !== undefined);
+  if (!functional) return present.length > 0 ? [`routing headers on the ${e.module} module (a configuration module): ${present.join(', ')}`] : [];
+  const problems: string[] = [];
+  const missing = ROUTING.filter((name) => e.routing[name] === undefined);
+  if (missing.length > 0) problems.push(`routing headers missing to the ${e.module} module: ${missing.join(', ')}`);
+  for (const name of present) if (!FORMAT[name].test(e.routing[name] as string)) problems.push(`${name} is not a valid party code: ${e.routing[name]}`);
+  return problems;
+}
+
+/** The HTTP statuses an answer to a request that reached the OCPI layer may have. */
+function allowedStatus(e: RecordedExchange): boolean {
+  const status = e.status ?? 0;
+  if (status === 200 || status === 201 || status === 404 || status === 503) return true;
+  return status === 405 && e.module === 'credentials';
+}
+
+function answerProblems(e: RecordedExchange): string[] {
+  const problems: string[] = [];
+  if (e.status === 500) problems.push('HTTP 500: an internal error answered to a peer');
+  if (e.reached_ocpi_layer && !allowedStatus(e)) {
+    problems.push(`HTTP ${e.status} to a ${e.method} that reached the OCPI layer (status_codes: no HTTP error status; the error goes in the envelope)`);
+  }
+  if (e.status !== null && e.status < 500 && e.ocpi_status === null) problems.push(`HTTP ${e.status} without an OCPI status_code`);
+  // Whom an unauthenticated request comes from is not known: its answer cannot be addressed.
+  if (e.module !== null && (e.authenticated || CONFIGURATION_MODULES.has(e.module))) {
+    problems.push(...routingProblems(e, !CONFIGURATION_MODULES.has(e.module)));
+  }
+  return problems;
+}
+
+/** What is wrong with one recorded exchange (empty: nothing). */
+export function exchangeProblems(e: RecordedExchange): string[] {
+  if (e.direction === 'answer') return answerProblems(e);
+  if (e.module === null) return [`a ${e.method} to ${e.path} that names no OCPI module`];
+  return routingProblems(e, !CONFIGURATION_MODULES.has(e.module));
+}

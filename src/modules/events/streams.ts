@@ -1,0 +1,288 @@
+// Live session streams (Server-Sent Events): every open stream of this process is fed from one LISTEN connection
+// on EVENTS_CHANNEL, fanned out here in memory, never a database connection per stream.
+//
+// A stream knows the last seq it wrote (`last`) and the seq it must reach (`target`: the seq a NOTIFY named for its
+// session, or everything drawn so far when it opens and after the LISTEN connection came back, since notifications
+// may have been missed). A round (one at a time, for every stream of the process) then reads each waiting stream's
+// session: `client_events WHERE session_id = $1 AND seq > last AND seq <= settled ORDER BY seq`.
+//
+// `settled` is why nothing is missed or repeated although seq is drawn at the insert and transactions commit in any
+// order: an event with seq 7 may commit after seq 8 was committed, notified and read. A stream that had written 8
+// and then asked for "seq > 8" would never see 7. So a round reads only up to a seq no writer in flight can
+// undercut (client_events_horizon, migration 0022): the highest seq drawn once every transaction that was writing
+// client_events when it was read has ended. While such writers are in flight, the round looks again after
+// SETTLE_POLL_MS (their commits notify too; an abort does not). We chose this over the snapshot's xmin, which waits
+// for every transaction of the database (a long unrelated one would hold every stream back), and over re-reading a
+// window of recent seqs, which would deliver 8 before 7 and lose 7 for a client that resumes after 8.
+import { PassThrough } from 'node:stream';
+import { type Database, listen } from '../../platform/db.ts';
+import { AppError, serviceUnavailable } from '../../platform/errors.ts';
+import { EVENTS_CHANNEL } from './outbox.ts';
+import * as repo from './repository.ts';
+
+export interface SessionStreamsDeps {
+  db: Database;
+  /** A comment line on every open stream this often (SSE_HEARTBEAT_MS). */
+  heartbeatMs: number;
+  /** Open streams per API client in this process (SSE_MAX_STREAMS_PER_CLIENT); 429 beyond. */
+  maxPerClient: number;
+  log?: (level: 'warn' | 'error', message: string, fields?: object) => void;
+}
+
+export interface OpenRequest {
+  clientId: string;
+  sessionId: string;
+  /** Events with a seq above this one are sent (0: all; the Last-Event-ID a client resumes from). */
+  after: number;
+  /** Asked at each heartbeat: false (the token was revoked, the client disabled) ends the stream. */
+  stillAllowed?: () => Promise<boolean>;
+}
+
+interface Stream {
+  clientId: string;
+  sessionId: string;
+  out: PassThrough;
+  last: number;
+  target: number;
+  /** Opened (or the LISTEN connection came back) since the last round read the horizon: its target is "all drawn". */
+  catchingUp: boolean;
+  heartbeat: NodeJS.Timeout;
+}
+
+/** How soon a round looks again while writers of client_events are in flight. */
+const SETTLE_POLL_MS = 20;
+/** How soon a round is tried again after the database failed it. */
+const RETRY_MS = 1_000;
+/** Events read per query (a replay of a long session reads in pages). */
+const PAGE = 500;
+/** A client that reads so slowly that this much waits for it is cut off: it resumes with Last-Event-ID. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** How long opening a stream waits for the LISTEN connection of the process. */
+const LISTEN_WAIT_MS = 5_000;
+
+/** The streams of this process and what feeds them: the state every function below is given. */
+interface Hub {
+  deps: SessionStreamsDeps;
+  bySession: Map<string, Set<Stream>>;
+  perClient: Map<string, number>;
+  listener: ReturnType<typeof listen> | undefined;
+  closed: boolean;
+  /** Every event with seq <= settled has committed or never will. */
+  settled: number;
+  /** A drawn seq that becomes settled once its writers (in flight when it was read) have ended. */
+  candidate: { drawn: number; writers: string[] } | undefined;
+  /** Rounds run one at a time; `again` asks for another as soon as the current one ends. */
+  running: boolean;
+  again: boolean;
+  timer: NodeJS.Timeout | undefined;
+}
+
+const streamsOf = (hub: Hub) => [...hub.bySession.values()].flatMap((set) => [...set]);
+
+function schedule(hub: Hub, delayMs = 0): void {
+  if (hub.closed) return;
+  if (hub.running) {
+    hub.again = true;
+    return;
+  }
+  if (hub.timer && delayMs > 0) return; // a round is already due as soon or sooner
+  clearTimeout(hub.timer);
+  hub.timer = setTimeout(() => {
+    hub.timer = undefined;
+    void round(hub);
+  }, delayMs);
+}
+
+/** A NOTIFY of EVENTS_CHANNEL (`{seq, client_id, session_id}`), or undefined after the LISTEN connection came back. */
+function onNotify(hub: Hub, payload: string | undefined): void {
+  let note: { seq?: unknown; session_id?: unknown } | undefined;
+  try {
+    note = payload === undefined ? undefined : JSON.parse(payload);
+  } catch {
+    note = undefined;
+  }
+  if (note && typeof note.seq === 'number') {
+    if (typeof note.session_id !== 'string') return;
+    for (const stream of hub.bySession.get(note.session_id) ?? []) stream.target = Math.max(stream.target, note.seq);
+  } else {
+    // The LISTEN connection came back (or a notification we cannot read): whatever was missed is caught up.
+    for (const stream of streamsOf(hub)) stream.catchingUp = true;
+  }
+  schedule(hub);
+}
+
+/** Moves the horizon on; answers the highest seq drawn at this reading. */
+async function advance(hub: Hub): Promise<number> {
+  const h = await repo.horizon(hub.deps.db, hub.candidate?.writers ?? []);
+  if (hub.candidate && h.watchedRunning === 0) {
+    hub.settled = Math.max(hub.settled, hub.candidate.drawn);
+    hub.candidate = undefined;
+  }
+  if (!hub.candidate) {
+    if (h.writers.length === 0) hub.settled = Math.max(hub.settled, h.drawn);
+    else hub.candidate = { drawn: h.drawn, writers: h.writers };
+  }
+  return h.drawn;
+}
+
+function write(stream: Stream, event: repo.StreamedEvent): void {
+  if (event.seq <= stream.last || stream.out.destroyed || stream.out.writableEnded) return;
+  stream.out.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${event.body}\n\n`);
+  stream.last = event.seq;
+  if (stream.out.writableLength > MAX_BUFFERED_BYTES) stream.out.end();
+}
+
+/** Writes the session's settled events each of its waiting streams has not written yet. */
+async function feed(hub: Hub, sessionId: string, streams: Stream[]): Promise<void> {
+  const { settled } = hub;
+  const waiting = streams.filter((s) => s.last < Math.min(s.target, settled));
+  if (waiting.length === 0) return;
+  const clientId = (waiting[0] as Stream).clientId;
+  let after = Math.min(...waiting.map((s) => s.last));
+  for (;;) {
+    const events = await repo.sessionEvents(hub.deps.db, clientId, sessionId, { after, upTo: settled }, PAGE);
+    for (const stream of waiting) for (const event of events) write(stream, event);
+    if (events.length < PAGE) break;
+    after = (events.at(-1) as repo.StreamedEvent).seq;
+  }
+  // Every event of the session up to `settled` is written now.
+  for (const stream of waiting) stream.last = Math.max(stream.last, settled);
+}
+
+/** One round for every stream of the process: the horizon, then each waiting stream's session read up to it. */
+async function round(hub: Hub): Promise<void> {
+  hub.running = true;
+  hub.again = false;
+  try {
+    const catching = streamsOf(hub).filter((s) => s.catchingUp);
+    if (streamsOf(hub).some((s) => s.catchingUp || s.target > s.last)) {
+      const drawn = await advance(hub);
+      for (const stream of catching) {
+        stream.catchingUp = false;
+        stream.target = Math.max(stream.target, drawn);
+      }
+      for (const [sessionId, streams] of hub.bySession) await feed(hub, sessionId, [...streams]);
+    }
+    if (streamsOf(hub).some((s) => s.target > s.last)) hub.again = true;
+  } catch (error) {
+    hub.deps.log?.('warn', 'live streams could not read events; retrying', { reason: (error as Error).message });
+    hub.running = false;
+    schedule(hub, RETRY_MS);
+    return;
+  }
+  hub.running = false;
+  if (hub.again) schedule(hub, hub.candidate ? SETTLE_POLL_MS : 0);
+}
+
+function remove(hub: Hub, stream: Stream): void {
+  clearInterval(stream.heartbeat);
+  const set = hub.bySession.get(stream.sessionId);
+  if (!set?.delete(stream)) return;
+  if (set.size === 0) hub.bySession.delete(stream.sessionId);
+  const left = (hub.perClient.get(stream.clientId) ?? 1) - 1;
+  if (left > 0) hub.perClient.set(stream.clientId, left);
+  else hub.perClient.delete(stream.clientId);
+}
+
+/** The process's one LISTEN connection, made at the first stream; throws 503 when it cannot be had in time. */
+async function listening(hub: Hub): Promise<void> {
+  hub.listener ??= listen(
+    hub.deps.db,
+    EVENTS_CHANNEL,
+    (payload) => onNotify(hub, payload),
+    (error) => hub.deps.log?.('warn', 'live streams lost their LISTEN connection; reconnecting', { reason: error.message }),
+  );
+  let timeout: NodeJS.Timeout | undefined;
+  const ready = await Promise.race([
+    hub.listener.ready.then(() => true),
+    new Promise<false>((resolve) => {
+      timeout = setTimeout(() => resolve(false), LISTEN_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timeout);
+  if (!ready) throw serviceUnavailable('Live streams cannot be opened right now; retry shortly.');
+}
+
+function heartbeat(hub: Hub, out: PassThrough, stillAllowed: OpenRequest['stillAllowed']): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    if (out.writableEnded) return;
+    out.write(': keep-alive\n\n');
+    stillAllowed?.()
+      .then((allowed) => {
+        if (!allowed) out.end();
+      })
+      .catch(() => {});
+  }, hub.deps.heartbeatMs);
+  timer.unref();
+  return timer;
+}
+
+/**
+ * A new stream of the session's events after `after`: its replay follows at once, then each event as it commits,
+ * and a heartbeat comment every heartbeatMs. 429 beyond the client's open streams; 503 while the process stops.
+ */
+async function open(hub: Hub, request: OpenRequest): Promise<PassThrough> {
+  const stopping = () => serviceUnavailable('The service is stopping; reconnect shortly.');
+  if (hub.closed) throw stopping();
+  if ((hub.perClient.get(request.clientId) ?? 0) >= hub.deps.maxPerClient) {
+    throw new AppError('rate_limited', `This client may keep ${hub.deps.maxPerClient} live streams open at once on this instance; close one first.`, {
+      headers: { 'Retry-After': '5' },
+    });
+  }
+  // LISTEN first: whatever commits after the round below read the horizon is notified.
+  await listening(hub);
+  if (hub.closed) throw stopping();
+  const out = new PassThrough();
+  const stream: Stream = {
+    clientId: request.clientId,
+    sessionId: request.sessionId,
+    out,
+    last: request.after,
+    target: request.after,
+    catchingUp: true,
+    heartbeat: heartbeat(hub, out, request.stillAllowed),
+  };
+  hub.perClient.set(request.clientId, (hub.perClient.get(request.clientId) ?? 0) + 1);
+  const set = hub.bySession.get(request.sessionId) ?? new Set<Stream>();
+  set.add(stream);
+  hub.bySession.set(request.sessionId, set);
+  out.on('close', () => remove(hub, stream));
+  // The answer's headers and a first line go out at once: the client knows the stream is open.
+  out.write(': connected\n\n');
+  schedule(hub);
+  return out;
+}
+
+/** Ends every stream cleanly (the answers complete, so the server can close) and releases the LISTEN connection. */
+async function close(hub: Hub): Promise<void> {
+  hub.closed = true;
+  clearTimeout(hub.timer);
+  for (const stream of streamsOf(hub)) {
+    stream.out.end();
+    remove(hub, stream);
+  }
+  const listener = hub.listener;
+  hub.listener = undefined;
+  await listener?.stop();
+}
+
+export function createSessionStreams(deps: SessionStreamsDeps) {
+  const hub: Hub = {
+    deps,
+    bySession: new Map(),
+    perClient: new Map(),
+    listener: undefined,
+    closed: false,
+    settled: 0,
+    candidate: undefined,
+    running: false,
+    again: false,
+    timer: undefined,
+  };
+  return {
+    open: (request: OpenRequest) => open(hub, request),
+    close: () => close(hub),
+  };
+}
+
+export type SessionStreams = ReturnType<typeof createSessionStreams>;

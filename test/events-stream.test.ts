@@ -1,0 +1,285 @@
+// The live session stream (GET /api/v1/users/<id>/charging-sessions/<id>/events) over real HTTP on PostgreSQL:
+// replay in order with the bodies byte for byte as stored, Last-Event-ID resume, new events as they commit (and
+// not before: a lower seq committing after a higher one is still streamed, and first), heartbeats, the session
+// GET's 404s, the per-client bound, one LISTEN connection for every stream, and a revoked token ending a stream.
+// Events are recorded here with recordEvent, as the modules record them; test/events-sessions.test.ts has the
+// modules' own events.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { buildApp } from '../src/app.ts';
+import { type EventType, recordEvent } from '../src/modules/events/outbox.ts';
+import { createDatabase, type Queryable } from '../src/platform/db.ts';
+import { insertSessionFor, openSse, type SseClient } from './events-support.ts';
+import { assertProblem, setupTestApp, type TestContext } from './helpers.ts';
+import { newOwner, newUser, type Owner, USERS } from './payments-support.ts';
+
+let ctx: TestContext;
+const open: SseClient[] = [];
+
+before(async () => {
+  ctx = await setupTestApp({ listen: 0, authCacheTtlMs: 0, env: { SSE_HEARTBEAT_MS: '150', SSE_MAX_STREAMS_PER_CLIENT: '3' } });
+});
+after(async () => {
+  for (const stream of open) stream.close();
+  await ctx.close();
+});
+
+const path = (o: { userId: string }, sessionId: string) => `${USERS}/${o.userId}/charging-sessions/${sessionId}/events`;
+
+async function stream(owner: Owner, sessionId: string, headers: Record<string, string> = {}): Promise<SseClient> {
+  const client = await openSse(`${ctx.address}${path(owner, sessionId)}`, owner.token, headers);
+  open.push(client);
+  return client;
+}
+
+async function record(q: Queryable, owner: Owner, sessionId: string, type: EventType, object: unknown = { n: randomUUID() }) {
+  return recordEvent(q, { clientId: owner.clientId, userId: owner.userId, type, object, sessionId }, ctx.clock.now());
+}
+
+/** The stored body of an event, as text: what the stream must carry byte for byte. */
+async function storedBody(seq: number): Promise<string> {
+  const { rows } = await ctx.db.query<{ body: string }>('SELECT body::text AS body FROM client_events WHERE seq = $1', [seq]);
+  return rows[0]?.body ?? '';
+}
+
+async function ownerWithSession(): Promise<{ owner: Owner; sessionId: string }> {
+  const owner = await newOwner(ctx);
+  return { owner, sessionId: await insertSessionFor(ctx.db, owner.clientId, owner.userId) };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('live session stream', () => {
+  it('replays the session’s events in order, byte for byte, then streams new ones as they commit', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const otherSession = await insertSessionFor(ctx.db, owner.clientId, owner.userId);
+    const first = await record(ctx.db, owner, sessionId, 'charging_session.pending');
+    await record(ctx.db, owner, otherSession, 'charging_session.pending');
+    const second = await ctx.db.transaction((tx) => record(tx, owner, sessionId, 'charging_session.active'));
+    const sse = await stream(owner, sessionId);
+    assert.equal(sse.status, 200);
+    assert.match(String(sse.headers['content-type']), /^text\/event-stream/);
+    assert.equal(sse.headers['cache-control'], 'no-cache, no-store');
+    const replayed = await sse.waitForEvents(2);
+    assert.deepEqual(
+      replayed.map((e) => [e.id, e.event]),
+      [
+        [String(first.seq), 'charging_session.pending'],
+        [String(second.seq), 'charging_session.active'],
+      ],
+    );
+    assert.equal(replayed[0]?.data, await storedBody(first.seq));
+    assert.deepEqual(JSON.parse(replayed[1]?.data ?? ''), JSON.parse(JSON.stringify(second.body)));
+
+    const later = [];
+    for (const type of ['charging_session.progress', 'charging_session.stopping', 'charging_session.completed'] as const) {
+      later.push(await ctx.db.transaction((tx) => record(tx, owner, sessionId, type)));
+    }
+    await record(ctx.db, owner, otherSession, 'charging_session.active');
+    const all = await sse.waitForEvents(5);
+    assert.deepEqual(
+      all.slice(2).map((e) => Number(e.id)),
+      later.map((r) => r.seq),
+    );
+    for (const e of all) assert.equal(e.data, await storedBody(Number(e.id)));
+    await pause(200);
+    assert.equal(sse.events.length, 5, 'the other session’s events are not on this stream');
+  });
+
+  it('resumes after Last-Event-ID, and refuses a malformed one naming the header', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const seqs = [];
+    for (const type of ['charging_session.pending', 'charging_session.active', 'charging_session.stopping'] as const) {
+      seqs.push((await record(ctx.db, owner, sessionId, type)).seq);
+    }
+    const resumed = await stream(owner, sessionId, { 'Last-Event-ID': String(seqs[0]) });
+    assert.deepEqual(
+      (await resumed.waitForEvents(2)).map((e) => Number(e.id)),
+      seqs.slice(1),
+    );
+    const atEnd = await stream(owner, sessionId, { 'Last-Event-ID': String(seqs[2]) });
+    const next = await record(ctx.db, owner, sessionId, 'charging_session.completed');
+    assert.deepEqual(
+      (await atEnd.waitForEvents(1)).map((e) => Number(e.id)),
+      [next.seq],
+    );
+    for (const bad of ['abc', '-1', '1.5', '12345678901234567890']) {
+      const res = await ctx.call('GET', path(owner, sessionId), { token: owner.token, headers: { 'last-event-id': bad } });
+      assertProblem(res, 400, 'validation_error');
+      assert.deepEqual(
+        res.body.errors.map((e: { field: string }) => e.field),
+        ['Last-Event-ID'],
+      );
+    }
+  });
+
+  it('sends a keep-alive comment every SSE_HEARTBEAT_MS', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const sse = await stream(owner, sessionId);
+    const started = Date.now();
+    await sse.waitForComments(4, 3_000);
+    assert.deepEqual(sse.comments.slice(0, 4), ['connected', 'keep-alive', 'keep-alive', 'keep-alive']);
+    assert.ok(Date.now() - started >= 3 * 150 - 50, 'not sooner than the interval');
+  });
+
+  it('answers 404 like the session GET: another client’s, an unknown or another user’s session, an unknown user; 401 without a token', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const other = await newOwner(ctx);
+    assertProblem(await ctx.call('GET', path(owner, sessionId), { token: other.token }), 404, 'not_found');
+    assertProblem(await ctx.call('GET', path(owner, randomUUID()), { token: owner.token }), 404, 'not_found');
+    assertProblem(await ctx.call('GET', path(owner, 'not-a-uuid'), { token: owner.token }), 404, 'not_found');
+    const secondUser = await newUser(ctx, owner);
+    assertProblem(await ctx.call('GET', path({ userId: secondUser }, sessionId), { token: owner.token }), 404, 'not_found');
+    assertProblem(await ctx.call('GET', path({ userId: randomUUID() }, sessionId), { token: owner.token }), 404, 'not_found');
+    assertProblem(await ctx.call('GET', path(owner, sessionId), {}), 401, 'unauthorized');
+    // The same answers as the session itself.
+    assert.equal((await ctx.call('GET', `${USERS}/${owner.userId}/charging-sessions/${sessionId}/`, { token: other.token })).status, 404);
+  });
+
+  it('bounds the open streams of a client (429 with the rate-limit problem), not of other clients', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const streams = [await stream(owner, sessionId), await stream(owner, sessionId), await stream(owner, sessionId)];
+    const refused = await ctx.call('GET', path(owner, sessionId), { token: owner.token });
+    assertProblem(refused, 429, 'rate_limited');
+    assert.equal(refused.headers['retry-after'], '5');
+    const other = await ownerWithSession();
+    assert.equal((await stream(other.owner, other.sessionId)).status, 200);
+    streams[0]?.close();
+    let reopened: SseClient | undefined;
+    for (let i = 0; i < 50 && reopened?.status !== 200; i++) {
+      await pause(20);
+      reopened = await stream(owner, sessionId);
+    }
+    assert.equal(reopened?.status, 200, 'a closed stream frees its place');
+    for (const s of [...streams, reopened]) s?.close();
+  });
+
+  it('holds back an event while a lower sequence number is still uncommitted, then streams both in order', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const sse = await stream(owner, sessionId);
+    await sse.waitForComments(1);
+    // A: draws the lower seq and stays open; B: draws the next and commits (and notifies) first.
+    const a = await ctx.db.checkOut();
+    try {
+      await a.client.query('BEGIN');
+      const lower = await record(a.client, owner, sessionId, 'charging_session.active');
+      const higher = await ctx.db.transaction((tx) => record(tx, owner, sessionId, 'charging_session.stopping'));
+      assert.ok(lower.seq < higher.seq);
+      await pause(400);
+      assert.deepEqual(sse.events, [], 'nothing is streamed while a lower seq may still commit');
+      await a.client.query('COMMIT');
+      const got = await sse.waitForEvents(2);
+      assert.deepEqual(
+        got.map((e) => Number(e.id)),
+        [lower.seq, higher.seq],
+      );
+      // The same when the lower one rolls back: the higher comes once it is gone (no NOTIFY from a rollback).
+      await a.client.query('BEGIN');
+      await record(a.client, owner, sessionId, 'charging_session.completed');
+      const after = await ctx.db.transaction((tx) => record(tx, owner, sessionId, 'charging_session.progress'));
+      await pause(300);
+      assert.equal(sse.events.length, 2);
+      await a.client.query('ROLLBACK');
+      assert.deepEqual((await sse.waitForEvents(3)).map((e) => Number(e.id))[2], after.seq);
+    } finally {
+      a.release();
+    }
+    // A long transaction that does not write events holds nothing back.
+    const idle = await ctx.db.checkOut();
+    try {
+      await idle.client.query('BEGIN');
+      await idle.client.query('SELECT txid_current()');
+      const event = await record(ctx.db, owner, sessionId, 'charging_session.progress');
+      assert.equal(Number((await sse.waitForEvents(4, 2_000))[3]?.id), event.seq);
+      await idle.client.query('ROLLBACK');
+    } finally {
+      idle.release();
+    }
+  });
+
+  it('feeds every stream of the process from one LISTEN connection', async () => {
+    const listeners = async () =>
+      (
+        await ctx.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "client_events"'`,
+        )
+      ).rows[0]?.n;
+    const { owner, sessionId } = await ownerWithSession();
+    const one = await stream(owner, sessionId);
+    await one.waitForComments(1);
+    const before = await listeners();
+    assert.ok((before ?? 0) >= 1);
+    const more = [];
+    for (let i = 0; i < 2; i++) {
+      const o = await ownerWithSession();
+      more.push(await stream(o.owner, o.sessionId));
+    }
+    assert.equal(await listeners(), before, 'no connection per stream');
+    const event = await record(ctx.db, owner, sessionId, 'charging_session.active');
+    assert.equal(Number((await one.waitForEvents(1))[0]?.id), event.seq);
+    for (const s of [one, ...more]) s.close();
+  });
+
+  it('catches up on what committed while its LISTEN connection was lost', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const sse = await stream(owner, sessionId);
+    await sse.waitForComments(1);
+    const { rows } = await ctx.db.query<{ pid: number }>(
+      `SELECT pg_terminate_backend(pid) AS pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "client_events"'`,
+    );
+    assert.equal(rows.length, 1);
+    // Committed while nobody listens (the connection comes back a second later): no notification reaches the stream.
+    const missed = await record(ctx.db, owner, sessionId, 'charging_session.active');
+    assert.equal(Number((await sse.waitForEvents(1, 5_000))[0]?.id), missed.seq);
+    const next = await record(ctx.db, owner, sessionId, 'charging_session.stopping');
+    assert.equal(Number((await sse.waitForEvents(2))[1]?.id), next.seq);
+  });
+
+  it('answers 503 without internals when the database cannot be reached', async () => {
+    const brokenDb = createDatabase('postgres://nobody:wrong@127.0.0.1:1/none');
+    const broken = await buildApp({
+      config: ctx.config,
+      db: brokenDb,
+      clock: ctx.clock,
+      authenticate: ctx.clients.authenticate,
+      catalogue: ctx.catalogue,
+      ocpi: {},
+      payments: { processor: ctx.processor },
+      logger: false,
+    });
+    try {
+      const { owner, sessionId } = await ownerWithSession();
+      const res = await broken.inject({ method: 'GET', url: path(owner, sessionId), headers: { authorization: `Bearer ${owner.token}` } });
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal(JSON.parse(res.body).error.type, 'service_unavailable');
+      assert.doesNotMatch(JSON.parse(res.body).detail, /ECONNREFUSED|postgres|127\.0\.0\.1|:1\b|SELECT/i);
+    } finally {
+      await broken.close();
+      await brokenDb.close();
+    }
+  });
+
+  it('is in the OpenAPI document as text/event-stream, with Last-Event-ID; sessions document their version', async () => {
+    const doc = (await ctx.call('GET', '/api/v1/openapi.json')).body;
+    const operation = doc.paths['/api/v1/users/{user_id}/charging-sessions/{session_id}/events'].get;
+    assert.ok(operation.responses['200'].content['text/event-stream']);
+    for (const status of ['400', '404', '429', '503']) assert.ok(operation.responses[status], status);
+    assert.ok(operation.parameters.some((p: { in: string; name: string }) => p.in === 'header' && p.name === 'last-event-id'));
+    assert.deepEqual(operation.security, [{ bearerAuth: [] }]);
+    const session = doc.paths['/api/v1/users/{user_id}/charging-sessions/{session_id}/'].get.responses['200'].content['application/json'].schema;
+    assert.equal(session.properties.version.type, 'integer');
+    assert.ok(session.required.includes('version'));
+    assert.equal(doc.paths['/api/v1/users/{user_id}/charging-sessions/{session_id}/events/'], undefined, 'the trailing-slash alias is not documented twice');
+  });
+
+  it('ends a stream whose token was revoked, at the next heartbeat', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const issued = await ctx.clients.issueToken(owner.clientId);
+    const sse = await stream({ ...owner, token: issued.token }, sessionId);
+    await sse.waitForComments(2);
+    await ctx.clients.revokeToken(issued.jti);
+    const ended = await Promise.race([sse.ended, pause(3_000).then(() => 'still open')]);
+    assert.equal(ended, 'end');
+  });
+});
