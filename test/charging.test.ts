@@ -194,6 +194,27 @@ describe('refusals', () => {
     assert.equal((await getSession(d, second.body.id)).status, 'active');
   });
 
+  it('refusals in the order a client reads them: unknown user 404 before the EVSE; a second start where the user charges 409 already_charging', async () => {
+    const d = await driver();
+    // An unknown user of this client, on an EVSE that does not exist and on one that does: 404 either way.
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    for (const evseId of ['XX*NOPE*E1', evse('NORMAL')]) {
+      assertProblem(
+        await ctx.call('POST', `${USERS}/${unknown}/charging/start/`, { token: d.token, body: { payment_method_id: d.pm, evse_id: evseId } }),
+        404,
+        'not_found',
+      );
+    }
+    const first = await start(d, evse('NORMAL'));
+    assert.equal(first.status, 201, first.text);
+    await untilStatus(d, first.body.id, 'active', 5_000);
+    // The user is told it charges there already (before anything about the EVSE, which its own session occupies).
+    assertProblem(await start(d, evse('NORMAL')), 409, 'already_charging');
+    // Also with a payment method that is not the user's: the session under way is the answer.
+    assertProblem(await start({ ...d, pm: 'pm_not_mine' }, evse('NORMAL')), 409, 'already_charging');
+    assert.equal((await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${first.body.id}/`, { token: d.token })).status, 204);
+  });
+
   it('billing details, payment method, EVSE and ownership are checked first', async () => {
     const owner = await newOwner(ctx);
     const noBilling = await ctx.call('POST', `${USERS}/${owner.userId}/charging/start/`, {

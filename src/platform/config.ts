@@ -442,7 +442,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     webhooks: {
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
       concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 64, 1, 1_024),
-      perEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4, 1, 64),
+      perEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 16, 1, 64),
     },
     testCrashPoints,
     metrics: metricsConfig(env, mode, port),

@@ -306,6 +306,15 @@ export async function lockStatus(tx: Queryable, id: string): Promise<SessionStat
   return rows[0]?.status;
 }
 
+/** Whether the user has an unfinished session (or a start in flight) on this EVSE (the unique index's own range). */
+export async function hasUnfinishedOnEvse(db: Queryable, clientId: string, userId: string, evseId: string): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM charging_sessions WHERE user_id = $2 AND evse_id = $3 AND client_id = $1 AND status IN ('pending', 'active', 'stopping')`,
+    [clientId, userId, evseId],
+  );
+  return rows.length > 0;
+}
+
 /** Unfinished sessions of a user (any EVSE), e.g. to refuse deleting the user or a payment method in use. */
 export async function countUnfinished(db: Queryable, clientId: string, userId: string, paymentMethodId?: string): Promise<number> {
   const { rows } = await db.query<{ count: number }>(

@@ -147,6 +147,8 @@ async function requireMethod(ctx: ChargingContext, clientId: string, userId: str
   }
 }
 
+const alreadyCharging = () => new AppError('already_charging', 'The user already has an unfinished session (or a start in flight) on this EVSE.');
+
 /** The user's refusals of a start: unknown user (404), incomplete billing details, an unpaid debt. */
 async function refuseUser(ctx: ChargingContext, q: Queryable, clientId: string, userId: string, options: { forUpdate?: boolean } = {}): Promise<void> {
   await ctx.users.requireUser(q, clientId, userId, options);
@@ -164,7 +166,11 @@ async function refuseUser(ctx: ChargingContext, q: Queryable, clientId: string, 
 /** Step 1: checks, then the session row (or already_charging) and its charging_session.pending event. */
 async function begin(ctx: ChargingContext, clientId: string, userId: string, body: StartRequest) {
   const { db, clock } = ctx;
-  // Cheap refusals first, without locks; they are checked again under the user's lock.
+  // Cheap refusals first, without locks; they are checked again under the user's lock. Their order is what a client
+  // reads: the user in the path (404), then a second start where the user is charging already (409 already_charging,
+  // not the EVSE's own "not available", which that very session causes), then the EVSE, then the user's billing.
+  await ctx.users.requireUser(db, clientId, userId);
+  if (await repo.hasUnfinishedOnEvse(db, clientId, userId, ctx.catalogue.evse(body.evse_id)?.evse_id ?? body.evse_id)) throw alreadyCharging();
   const target = await resolveEvse(ctx, body.evse_id);
   await refuseUser(ctx, db, clientId, userId);
   // The payment method may have to be read from the processor (one whose webhook has not arrived yet), so it is
@@ -187,9 +193,7 @@ async function begin(ctx: ChargingContext, clientId: string, userId: string, bod
     const now = clock.now();
     const ids = { id, clientId, userId, paymentMethodId: body.payment_method_id, holdReference: adopted?.hold_reference ?? `session:${id}` };
     const inserted = await repo.insertSession(tx, newSession(target, ids, now));
-    if (!inserted) {
-      throw new AppError('already_charging', 'The user already has an unfinished session (or a start in flight) on this EVSE.');
-    }
+    if (!inserted) throw alreadyCharging();
     const row = adopted ? ((await repo.updateSession(tx, inserted.id, { adopted_hold_of: adopted.id }, now)) as repo.SessionRow) : inserted;
     await recordStatusEvent(ctx, tx, row);
     return { row, adopted: adopted !== undefined };
