@@ -47,6 +47,8 @@ export interface Config {
   /** Plain HTTP behind a TLS-terminating proxy that sets X-Forwarded-Proto. */
   trustProxy: boolean;
   publicBaseUrl: string;
+  /** Where publicBaseUrl came from: PUBLIC_BASE_URL, HOST or PORT set, or the defaults alone (the CLI then prefers the address the running service recorded). */
+  publicBaseUrlFrom: 'PUBLIC_BASE_URL' | 'HOST/PORT' | 'default';
   logLevel: LogLevel;
   /** LOG_FORMAT: human-readable lines or JSON lines; undefined: pretty on a terminal, JSON otherwise. */
   logFormat: 'pretty' | 'json' | undefined;
@@ -386,6 +388,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     tls,
     trustProxy,
     publicBaseUrl,
+    publicBaseUrlFrom: read(env, 'PUBLIC_BASE_URL') ? 'PUBLIC_BASE_URL' : read(env, 'HOST') || read(env, 'PORT') ? 'HOST/PORT' : 'default',
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     logFormat: read(env, 'LOG_FORMAT') === undefined ? undefined : oneOf(env, 'LOG_FORMAT', ['pretty', 'json'] as const, 'json'),
     jwt,
