@@ -437,6 +437,33 @@ describe('the reconciliation repairs what messages missed', () => {
 
 // Last in this file: it moves the app's clock (shared with the payment sandbox) by 8 days.
 describe('a debt and its payment', () => {
+  it('a hold taken over by the next start: the failed attempt says transferred (to that session), never the captured of the session that used it', async () => {
+    const d = await driver(CARDS.authenticateAlways);
+    const first = await start(d, evse('NORMAL'));
+    assert.equal(first.status, 402, first.text);
+    const holdSecret = first.body.error.payment_intent_client_secret as string;
+    const authenticated = await ctx.call('POST', `/sandbox/payment_intents/${holdSecret.slice(0, holdSecret.indexOf('_secret_'))}/authenticate`, {
+      body: { client_secret: holdSecret, outcome: 'approve' },
+    });
+    assert.equal(authenticated.status, 200, authenticated.text);
+    const session = started(await start(d, evse('NORMAL')), evse('NORMAL'));
+    await untilStatus(d, session.id, 'active', 5_000);
+    assert.equal((await stop(d, session.id)).status, 204);
+    await billedAndInvoiced(d, session.id);
+
+    const listed = await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/`, { token: d.token });
+    assert.equal(listed.status, 200, listed.text);
+    const failed = (listed.body.results as { id: string; status: string; pre_authorization: Record<string, string> }[]).find((s) => s.status === 'failed');
+    assert.ok(failed, 'the attempt that waited for authentication is listed, failed');
+    assert.equal(failed.pre_authorization.status, 'transferred', 'not "captured": nothing was captured for it');
+    assert.equal(failed.pre_authorization.transferred_to, session.id);
+    const one = await getSession(d, failed.id);
+    assert.deepEqual(one.pre_authorization, failed.pre_authorization);
+    const used = await getSession(d, session.id);
+    assert.equal(used.pre_authorization.status, 'captured');
+    assert.equal(used.pre_authorization.transferred_from, failed.id);
+  });
+
   it('a hold that lapsed before the CDR: the final charge fails off-session, a debt blocks starts and removals until it is paid', async () => {
     const d = await driver(CARDS.authenticateAlways);
     // The bank wants authentication of every off-session payment: the first start answers the client secret.

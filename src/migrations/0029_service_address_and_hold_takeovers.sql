@@ -7,3 +7,7 @@ CREATE TABLE service_address (
   public_base_url text NOT NULL,
   recorded_at timestamptz NOT NULL
 );
+
+-- A failed session's view says whether a later attempt took its hold over
+-- (status transferred): looked up by adopted_hold_of, for each page of sessions.
+CREATE INDEX charging_sessions_adopted_hold_idx ON charging_sessions (adopted_hold_of) WHERE adopted_hold_of IS NOT NULL;
