@@ -330,6 +330,16 @@ export function requirePaymentProcessor(config: Pick<Config, 'mode' | 'stripe'>)
   }
 }
 
+/**
+ * Production invoices name the issuer's VAT number (a VAT invoice without it is not one): checked at start, beside
+ * the payment processor (a development or test service prints invoices without it).
+ */
+export function requireInvoiceIssuer(config: Pick<Config, 'mode' | 'invoicing'>): void {
+  if (config.mode === 'production' && !config.invoicing.issuer.vatNumber) {
+    throw new ConfigError('INVOICE_ISSUER_VAT_NUMBER', 'is required in production (the issuer\'s VAT number, printed on every invoice), e.g. DE123456789');
+  }
+}
+
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const mode = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development');
   const hostName = host(env);
