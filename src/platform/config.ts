@@ -336,7 +336,7 @@ export function requirePaymentProcessor(config: Pick<Config, 'mode' | 'stripe'>)
  */
 export function requireInvoiceIssuer(config: Pick<Config, 'mode' | 'invoicing'>): void {
   if (config.mode === 'production' && !config.invoicing.issuer.vatNumber) {
-    throw new ConfigError('INVOICE_ISSUER_VAT_NUMBER', 'is required in production (the issuer\'s VAT number, printed on every invoice), e.g. DE123456789');
+    throw new ConfigError('INVOICE_ISSUER_VAT_NUMBER', "is required in production (the issuer's VAT number, printed on every invoice), e.g. DE123456789");
   }
 }
 
