@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createIngestion } from './modules/stations/ingest.ts';
 import { systemClock } from './platform/clock.ts';
-import { type Config, ConfigError, loadConfig, requirePaymentProcessor } from './platform/config.ts';
+import { type Config, ConfigError, loadConfig, requireInvoiceIssuer, requirePaymentProcessor } from './platform/config.ts';
 import { ensureCertificate } from './platform/http/tls.ts';
 import { createStopList } from './platform/lifecycle.ts';
 import { createLogger } from './platform/logging.ts';
@@ -26,6 +26,7 @@ function configOrExit(): Config {
   try {
     const config = loadConfig();
     requirePaymentProcessor(config);
+    requireInvoiceIssuer(config);
     return config;
   } catch (error) {
     if (error instanceof ConfigError) {

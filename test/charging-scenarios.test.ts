@@ -15,6 +15,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PDFParse } from 'pdf-parse';
 import { insertCdr } from '../src/modules/ocpi/repository.ts';
 import type { CDR } from '../src/ocpi-protocol/cdrs.ts';
 import type { OcpiEvse, OcpiLocation } from '../src/ocpi-protocol/locations-tariffs.ts';
@@ -123,6 +124,22 @@ const invoicesOf = async (sessionId: string) =>
 
 const cents = (s: string) => Math.round(Number(s) * 100);
 
+/** The text of a session's invoice PDF, fetched by its signed link as the user's browser would, whitespace collapsed. */
+async function invoicePdfText(d: Owner, sessionId: string): Promise<string> {
+  const listed = await ctx.call('GET', `${USERS}/${d.userId}/invoices/`, { token: d.token });
+  const invoice = (listed.body.results as { charging_session_id: string; link: string }[]).find((i) => i.charging_session_id === sessionId);
+  assert.ok(invoice, listed.text);
+  const link = new URL(invoice.link);
+  const res = await ctx.app.inject({ method: 'GET', url: `${link.pathname}${link.search}` });
+  assert.equal(res.statusCode, 200, res.body);
+  const parser = new PDFParse({ data: res.rawPayload });
+  try {
+    return (await parser.getText()).text.replace(/\s+/g, ' ');
+  } finally {
+    await parser.destroy();
+  }
+}
+
 /** A started session: 201, pending, hold authorized. */
 function started(res: TestResponse, evseId: string) {
   assert.equal(res.status, 201, res.text);
@@ -168,6 +185,13 @@ async function billedAndInvoiced(d: Owner, id: string) {
   const invoices = await invoicesOf(id);
   assert.equal(invoices.length, 1);
   assert.equal(invoices[0]?.gross, bill?.gross);
+  // The invoice's unit price per kWh is the one the user was shown (incl. VAT, same rounding).
+  const energyLine = ((invoices[0] as { document: unknown }).document as { lines: { description: string; unitPrice?: string }[] }).lines.find(
+    (l) => l.description === 'Energy',
+  );
+  if (energyLine?.unitPrice && completed.user_facing_session_prices.kwh_price) {
+    assert.equal(energyLine.unitPrice, completed.user_facing_session_prices.kwh_price);
+  }
   assert.match(invoices[0]?.document.notes[0] ?? '', /^Paid: /);
   const listed = await ctx.call('GET', `${USERS}/${d.userId}/invoices/`, { token: d.token });
   assert.equal(listed.status, 200, listed.text);
@@ -437,6 +461,33 @@ describe('the reconciliation repairs what messages missed', () => {
 
 // Last in this file: it moves the app's clock (shared with the payment sandbox) by 8 days.
 describe('a debt and its payment', () => {
+  it('a hold taken over by the next start: the failed attempt says transferred (to that session), never the captured of the session that used it', async () => {
+    const d = await driver(CARDS.authenticateAlways);
+    const first = await start(d, evse('NORMAL'));
+    assert.equal(first.status, 402, first.text);
+    const holdSecret = first.body.error.payment_intent_client_secret as string;
+    const authenticated = await ctx.call('POST', `/sandbox/payment_intents/${holdSecret.slice(0, holdSecret.indexOf('_secret_'))}/authenticate`, {
+      body: { client_secret: holdSecret, outcome: 'approve' },
+    });
+    assert.equal(authenticated.status, 200, authenticated.text);
+    const session = started(await start(d, evse('NORMAL')), evse('NORMAL'));
+    await untilStatus(d, session.id, 'active', 5_000);
+    assert.equal((await stop(d, session.id)).status, 204);
+    await billedAndInvoiced(d, session.id);
+
+    const listed = await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/`, { token: d.token });
+    assert.equal(listed.status, 200, listed.text);
+    const failed = (listed.body.results as { id: string; status: string; pre_authorization: Record<string, string> }[]).find((s) => s.status === 'failed');
+    assert.ok(failed, 'the attempt that waited for authentication is listed, failed');
+    assert.equal(failed.pre_authorization.status, 'transferred', 'not "captured": nothing was captured for it');
+    assert.equal(failed.pre_authorization.transferred_to, session.id);
+    const one = await getSession(d, failed.id);
+    assert.deepEqual(one.pre_authorization, failed.pre_authorization);
+    const used = await getSession(d, session.id);
+    assert.equal(used.pre_authorization.status, 'captured');
+    assert.equal(used.pre_authorization.transferred_from, failed.id);
+  });
+
   it('a hold that lapsed before the CDR: the final charge fails off-session, a debt blocks starts and removals until it is paid', async () => {
     const d = await driver(CARDS.authenticateAlways);
     // The bank wants authentication of every off-session payment: the first start answers the client secret.
@@ -526,6 +577,14 @@ describe('a debt and its payment', () => {
     assert.equal(rows[0]?.status, 'paid');
     assert.ok(rows[0]?.paid_at);
     assert.equal((await ctx.ocpi.tokens.authorize(d.userId, 'APP_USER', undefined)).allowed, 'ALLOWED');
+
+    // The invoice's PDF as the payment stands now: paid (when, with which card), no stale "Amount due".
+    const pdf = await invoicePdfText(d, session.id);
+    const paidOn = (rows[0] as { paid_at: Date }).paid_at.toISOString().slice(0, 10);
+    assert.ok(pdf.includes(`Paid on ${paidOn}: ${total} ${completed.session_cost.currency} with Visa •••• 3184`), pdf);
+    assert.ok(!pdf.includes('Amount due'), pdf);
+    assert.ok(pdf.includes('Payment method: Visa •••• 3184'), pdf);
+    assert.ok(pdf.includes('Germany'), "the customer's country as a name");
 
     // Starting works again (this card wants authentication for every hold: 402 with a client secret, then 201).
     const again = await start(d, evse('NORMAL'));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../src/app.ts';
-import { ConfigError, loadConfig } from '../src/platform/config.ts';
+import { ConfigError, loadConfig, requireInvoiceIssuer } from '../src/platform/config.ts';
 import { createDatabase } from '../src/platform/db.ts';
 import { ERROR_CODES } from '../src/platform/errors.ts';
 import type { HttpApp } from '../src/platform/http/server.ts';
@@ -474,5 +474,21 @@ describe('loadConfig', () => {
     assert.equal(config.dataDir, '/srv/app/state');
     assert.equal(config.databaseUrl, 'postgresql://u@h/db');
     assert.equal(config.publicBaseUrl, 'https://localhost', 'behind a proxy the default URL has no port');
+  });
+});
+
+describe('the invoice issuer in production', () => {
+  test('without INVOICE_ISSUER_VAT_NUMBER: a ConfigError naming it; with it, or outside production, none', () => {
+    assert.throws(
+      () => requireInvoiceIssuer(loadConfig({ NODE_ENV: 'production' }, '/srv/app')),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.equal(error.variable, 'INVOICE_ISSUER_VAT_NUMBER');
+        assert.match(error.message, /^INVOICE_ISSUER_VAT_NUMBER: is required in production/);
+        return true;
+      },
+    );
+    assert.doesNotThrow(() => requireInvoiceIssuer(loadConfig({ NODE_ENV: 'production', INVOICE_ISSUER_VAT_NUMBER: 'DE123456789' }, '/srv/app')));
+    assert.doesNotThrow(() => requireInvoiceIssuer(loadConfig({ NODE_ENV: 'development' }, '/srv/app')));
   });
 });

@@ -218,4 +218,31 @@ describe('renderInvoicePdf', () => {
     assertIncludes(text, 'Lukasz Walesa ???', 'ul. Zólwia 7', 'Station ??????? ?', 'Zaplacono karta ?');
     assertLinesAndTotals(text, invoice);
   });
+
+  test('long ids and station names wrap at word boundaries (after a space, -, *, /), never inside a part; the payment method is named', async () => {
+    const invoice = personalInvoice();
+    const uuid = '0b6f9d2e-5c1a-4f7e-9a3b-2d8c6e1f4a7b';
+    const evse = 'DE*ION*E1234567890*ABCDEFGH*1234';
+    const station = 'Supercalifragilistic Schnellladepark Autobahnraststätte Irschenberg Süd Westseite';
+    invoice.session = { ...SESSION, id: uuid, evseId: evse, stationName: station };
+    invoice.paymentMethod = 'Visa •••• 4242';
+    const parser = new PDFParse({ data: await renderInvoicePdf(invoice) });
+    const lines = (await parser.getText()).text.split('\n').map((line) => line.trim());
+    await parser.destroy();
+    // Each value is drawn on lines of its own, right of its label: the lines from the label on, joined, are the value.
+    const wrapped = (label: string, count: number) => {
+      const at = lines.findIndex((line) => line.startsWith(`${label} `));
+      assert.ok(at >= 0, `${label} in ${lines.join(' | ')}`);
+      return [lines[at]?.slice(label.length + 1) ?? '', ...lines.slice(at + 1, at + count)];
+    };
+    const idLines = wrapped('Session ID', 2);
+    assert.equal(idLines.join(''), uuid, `the id wraps once, whole: ${idLines.join(' | ')}`);
+    assert.ok(idLines[0]?.endsWith('-'), `broken after a dash: ${idLines.join(' | ')}`);
+    const evseLines = wrapped('EVSE', 2);
+    assert.equal(evseLines.join(''), evse);
+    assert.ok(evseLines[0]?.endsWith('*'), `broken after a star: ${evseLines.join(' | ')}`);
+    const stationLines = wrapped('Station', 3);
+    assert.equal(stationLines.join(' '), station, `broken between words: ${stationLines.join(' | ')}`);
+    assert.ok(lines.includes('Payment method: Visa •••• 4242'), lines.join(' | '));
+  });
 });

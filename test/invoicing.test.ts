@@ -164,7 +164,8 @@ describe('priceCdr', () => {
     const kwh = byComponent(priced.lines, 'energy');
     assert.equal(kwh?.quantity, '10.000');
     assert.equal(kwh?.unit, 'kWh');
-    assert.equal(kwh?.unit_price, '0.595');
+    // As the user-facing price shows it (0.50 + 19% = 0.595, half-up to the cent), not a price the user never saw.
+    assert.equal(kwh?.unit_price, '0.60');
     assert.equal(byComponent(priced.lines, 'time')?.quantity, '30');
   });
 

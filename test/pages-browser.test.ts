@@ -81,13 +81,19 @@ describe('our pages in a real browser', { skip: missing }, () => {
     assert.equal(res?.status(), 200);
     assert.match(String(res?.headers()['content-security-policy']), /script-src 'nonce-/);
     const out = page.locator('#out');
-    // The page's own script read the link and showed the intent.
+    const outcome = page.locator('#outcome');
+    // The page's own script read the link and showed the intent; each answer in plain words above the raw object.
     await page.locator('#out', { hasText: 'requires_payment_method' }).waitFor({ timeout: 10_000 });
+    assert.equal(await outcome.textContent(), 'Waiting for a payment method: confirm with a card or PayPal');
     await page.fill('#card', CARDS.authenticateOnSetup);
     await page.click('#confirmCard');
     await page.locator('#out', { hasText: 'requires_action' }).waitFor({ timeout: 10_000 });
+    assert.equal(await outcome.textContent(), 'Authentication required: complete or fail the 3-D Secure challenge below');
     await page.click('#authApprove');
     await page.locator('#out', { hasText: '"succeeded"' }).waitFor({ timeout: 10_000 });
+    assert.equal(await outcome.textContent(), 'Card saved');
+    const [line, raw] = [await outcome.boundingBox(), await out.boundingBox()];
+    assert.ok(line && raw && line.height > 0 && line.y + line.height <= raw.y, 'the outcome line is shown above the raw object');
     const answer = JSON.parse(((await out.textContent()) ?? '').split('\n').slice(1).join('\n')) as { payment_method: string };
     await mkdir(ARTEFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTEFACTS, 'sandbox-confirmed.png'), fullPage: true });
@@ -106,6 +112,43 @@ describe('our pages in a real browser', { skip: missing }, () => {
       watch.requests.filter((url) => !url.startsWith(origin)),
       [],
       'no request leaves the origin',
+    );
+    await page.close();
+  });
+
+  it('/sandbox/ says in plain words when authentication fails and when a card is declined', async () => {
+    const base = ctx.address as string;
+    const owner = await newOwner(ctx);
+    const page = await browser.newPage();
+    const watch = watchPage(page);
+    const outcome = page.locator('#outcome');
+
+    const challenged = await setupIntent(ctx, owner);
+    await page.goto(`${base}/sandbox/?setup_intent=${challenged.id}&client_secret=${encodeURIComponent(challenged.client_secret)}`);
+    await page.locator('#out', { hasText: 'requires_payment_method' }).waitFor({ timeout: 10_000 });
+    await page.fill('#card', CARDS.authenticateOnSetup);
+    await page.click('#confirmCard');
+    await page.locator('#out', { hasText: 'requires_action' }).waitFor({ timeout: 10_000 });
+    await page.click('#authFail');
+    await page.locator('#out', { hasText: 'setup_intent_authentication_failure' }).waitFor({ timeout: 10_000 });
+    assert.match((await outcome.textContent()) ?? '', /^Authentication failed: .*authentication failed/);
+    assert.equal(await outcome.getAttribute('class'), 'bad');
+
+    const declined = await setupIntent(ctx, owner);
+    await page.goto(`${base}/sandbox/?setup_intent=${declined.id}&client_secret=${encodeURIComponent(declined.client_secret)}`);
+    await page.locator('#out', { hasText: 'requires_payment_method' }).waitFor({ timeout: 10_000 });
+    await page.fill('#card', CARDS.declined);
+    await page.click('#confirmCard');
+    await page.locator('#out', { hasText: 'card_declined' }).waitFor({ timeout: 10_000 });
+    assert.equal(await outcome.textContent(), 'Card declined: Your card was declined.');
+    await mkdir(ARTEFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTEFACTS, 'sandbox-declined.png'), fullPage: true });
+
+    assert.deepEqual(watch.cspViolations, [], 'no CSP violation');
+    assert.deepEqual(
+      watch.consoleErrors.filter((e) => !/402/.test(e)),
+      [],
+      "no console error but the declined card's 402",
     );
     await page.close();
   });

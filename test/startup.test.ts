@@ -164,6 +164,10 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
     const invite = JSON.parse((await cli(env, 'cpo', 'invite', '--json')).stdout) as Record<string, unknown>;
     assert.deepEqual(Object.keys(invite).sort(), ['token', 'versions_url']);
     assert.equal(invite.versions_url, `${base}/ocpi/versions`);
+    // Without PORT, the CLI hands out the address the service recorded at start (not the default port 8443).
+    const unported = await cli({ ...env, PORT: '', HOST: '' }, 'cpo', 'invite', '--json');
+    assert.equal(JSON.parse(unported.stdout).versions_url, `${base}/ocpi/versions`);
+    assert.equal(unported.stderr, '');
     const synced = JSON.parse((await cli(env, 'cpo', 'sync', 'sandbox', '--json')).stdout) as Record<string, number>;
     assert.equal(synced.skipped, 0);
     const around = await call(`${base}/api/v1/stations/around/?latitude=52.52&longitude=13.405&distance=20000`, { ca, token });
@@ -187,7 +191,7 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
     // The CLI reaches the running service's database.
     const createdClient = await cli(env, 'clients', 'create', '--name', 'Fleet app', '--json');
     const issued = JSON.parse(createdClient.stdout) as Record<string, string>;
-    assert.deepEqual(Object.keys(issued).sort(), ['client_id', 'token']);
+    assert.deepEqual(Object.keys(issued).sort(), ['client_id', 'token', 'token_id']);
     assert.equal((await call(`${base}/api/v1/users/`, { ca, token: issued.token })).status, 200);
     const second = JSON.parse((await cli(env, 'tokens', 'issue', issued.client_id as string, '--expires-in', '30d', '--json')).stdout) as Record<
       string,
@@ -220,8 +224,10 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
     assert.ok(!existsSync(path.join(dataDir, 'postgres/postmaster.pid')), 'PostgreSQL stopped');
 
     // The CLI works while the service is down (it starts and stops the database itself).
-    const offline = JSON.parse((await cli(env, 'clients', 'list', '--json')).stdout) as unknown[];
+    const offlineRun = await cli(env, 'clients', 'list', '--json');
+    const offline = JSON.parse(offlineRun.stdout) as unknown[];
     assert.equal(offline.length, 2);
+    assert.equal(offlineRun.stderr, '', 'no routine noise (such as where the database started) on stderr');
     assert.ok(!existsSync(path.join(dataDir, 'postgres/postmaster.pid')), 'the CLI stopped the database it started');
 
     // Second start: same token, key, certificate and data.
@@ -234,7 +240,7 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
     assert.equal(kept.status, 200);
     assert.equal(JSON.parse(kept.body).custom_properties.external_id, 'survives-restart');
     const cposAgain = JSON.parse((await cli(env, 'cpo', 'list', '--json')).stdout) as unknown[];
-    assert.equal(cposAgain.length, 2, 'a restart reuses the sandbox connection (beside the invitation)');
+    assert.equal(cposAgain.length, 3, 'a restart reuses the sandbox connection (beside the two invitations)');
     assert.equal(await again.stop('SIGINT'), 0);
     assert.ok(!existsSync(path.join(dataDir, 'postgres/postmaster.pid')), 'PostgreSQL stopped after SIGINT');
   });

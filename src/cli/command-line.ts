@@ -13,7 +13,7 @@ Commands:
   clients update CLIENT_ID --rate-limit N                   set the client's requests per minute (0 = unlimited,
                                                             "default" = RATE_LIMIT_PER_MINUTE); applies within 5 s
   tokens issue CLIENT_ID [--expires-in 30d] [--json]        issue another token for a client
-  tokens revoke JTI                                         revoke a token by its id (jti)
+  tokens revoke TOKEN_ID                                    revoke a token by its token_id (printed when it was issued)
   stations generate --locations N [--seed S]               generate a Europe-wide OCPI catalogue and load it
   stations import FILE                                      load OCPI Locations and Tariffs (JSON array or NDJSON)
   partners add NAME --logo-url URL                          mark an operator as partner (with its logo)

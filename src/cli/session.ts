@@ -21,7 +21,7 @@ export interface Session {
 export async function openSession(config: Config = loadConfig()): Promise<Session> {
   const embedded = config.databaseUrl
     ? undefined
-    : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'cli', log: (msg) => process.stderr.write(`${msg}\n`) });
+    : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'cli', log: (msg) => process.stderr.write(`${msg}\n`), routine: () => {} });
   const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 2, applicationName: 'charging-access-cli' });
   let migrations: MigrationResult;
   try {

@@ -48,6 +48,8 @@ export interface Config {
   /** Plain HTTP behind a TLS-terminating proxy that sets X-Forwarded-Proto. */
   trustProxy: boolean;
   publicBaseUrl: string;
+  /** Where publicBaseUrl came from: PUBLIC_BASE_URL, HOST or PORT set, or the defaults alone (the CLI then prefers the address the running service recorded). */
+  publicBaseUrlFrom: 'PUBLIC_BASE_URL' | 'HOST/PORT' | 'default';
   logLevel: LogLevel;
   /** LOG_FORMAT: human-readable lines or JSON lines; undefined: pretty on a terminal, JSON otherwise. */
   logFormat: 'pretty' | 'json' | undefined;
@@ -338,6 +340,16 @@ export function requirePaymentProcessor(config: Pick<Config, 'mode' | 'stripe'>)
   }
 }
 
+/**
+ * Production invoices name the issuer's VAT number (a VAT invoice without it is not one): checked at start, beside
+ * the payment processor (a development or test service prints invoices without it).
+ */
+export function requireInvoiceIssuer(config: Pick<Config, 'mode' | 'invoicing'>): void {
+  if (config.mode === 'production' && !config.invoicing.issuer.vatNumber) {
+    throw new ConfigError('INVOICE_ISSUER_VAT_NUMBER', "is required in production (the issuer's VAT number, printed on every invoice), e.g. DE123456789");
+  }
+}
+
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const mode = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development');
   const hostName = host(env);
@@ -396,6 +408,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     tls,
     trustProxy,
     publicBaseUrl,
+    publicBaseUrlFrom: read(env, 'PUBLIC_BASE_URL') ? 'PUBLIC_BASE_URL' : read(env, 'HOST') || read(env, 'PORT') ? 'HOST/PORT' : 'default',
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     logFormat: read(env, 'LOG_FORMAT') === undefined ? undefined : oneOf(env, 'LOG_FORMAT', ['pretty', 'json'] as const, 'json'),
     jwt,

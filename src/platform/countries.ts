@@ -256,3 +256,10 @@ const known = new Set(COUNTRY_CODES);
 export function isCountryCode(code: string): boolean {
   return known.has(code);
 }
+
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'code' });
+
+/** The English name of an ISO 3166-1 alpha-2 code ("AT" -> "Austria"), as an address line prints it; the code itself when unknown. */
+export function countryName(code: string): string {
+  return isCountryCode(code) ? (regionNames.of(code) ?? code) : code;
+}

@@ -206,8 +206,14 @@ async function livePostmaster(pgDir: string): Promise<number | undefined> {
   }
 }
 
-export async function startEmbeddedPostgres(options: { dataDir: string; role: PostgresOwnerRole; log: (msg: string) => void }): Promise<EmbeddedPostgres> {
-  const { dataDir, role, log } = options;
+export async function startEmbeddedPostgres(options: {
+  dataDir: string;
+  role: PostgresOwnerRole;
+  log: (msg: string) => void;
+  /** Where "started on 127.0.0.1:PORT" goes (default: log); the CLI drops it, being noise on every command. */
+  routine?: (msg: string) => void;
+}): Promise<EmbeddedPostgres> {
+  const { dataDir, role, log, routine = log } = options;
   await mkdir(dataDir, { recursive: true });
   const pgDir = path.join(dataDir, 'postgres');
   const passwordFile = path.join(dataDir, 'postgres-password');
@@ -248,7 +254,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; role: Po
       await writeFile(ownerFile, JSON.stringify({ pid: process.pid, role }));
       owned = true;
       port = candidate;
-      log(`embedded PostgreSQL started on 127.0.0.1:${candidate}`);
+      routine(`embedded PostgreSQL started on 127.0.0.1:${candidate}`);
     } else if (attempt >= 5) {
       throw new Error(`could not start the embedded PostgreSQL: ${started.output.trim().split('\n').slice(-3).join(' ')}`);
     } else {

@@ -6,6 +6,7 @@ import type { CDR } from '../ocpi-protocol/cdrs.ts';
 import type { OcpiTariff } from '../ocpi-protocol/locations-tariffs.ts';
 import type { ChargingPeriod } from '../ocpi-protocol/sessions.ts';
 import { currencyExponent, withVat } from '../platform/money.ts';
+import { userFacingPrice } from './price-groups.ts';
 import type { SessionPricing } from './session-prices.ts';
 import { type ExactPrice, type ExactSessionCosts, priceSessionExact, priceSessionUnrounded, type SessionToPrice } from './tariff-engine.ts';
 
@@ -75,14 +76,14 @@ function line(
 
 const decimals = currencyExponent;
 
-/** The unit price of a dimension in the tariff (the first component of that type; informative only). */
+/**
+ * The unit price of a dimension in the tariff (the first component of that type; informative only), incl. VAT and
+ * rounded as the user-facing price the user was shown for it (0.595 -> "0.60" per kWh), so the two never differ.
+ */
 function unitPriceOf(tariff: OcpiTariff | undefined, type: string, perMinute: boolean): string | null {
   for (const element of tariff?.elements ?? []) {
     const component = element.price_components.find((c) => c.type === type);
-    if (component) {
-      const gross = withVat(component.price, component.vat ?? 0);
-      return (perMinute ? gross.div(60) : gross).round(4, Big.roundHalfUp).toString();
-    }
+    if (component) return userFacingPrice(dec(component.price), dec(component.vat ?? 0), perMinute);
   }
   return null;
 }

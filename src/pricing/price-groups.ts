@@ -433,14 +433,21 @@ function dimensionSchedule(tariff: OcpiTariff, dimension: Dimension): PriceSched
   return schedule;
 }
 
-function priceItem(gross: Big, vat: Big | undefined, dimension: Dimension, window: Window, grace: number | null, cap: string | null): PriceItem {
-  const rate = vat ?? new Big(0);
-  const inclTimes100 = gross.times(HUNDRED.plus(rate));
-  const perMinute = dimension === 'TIME' || dimension === 'PARKING_TIME';
+/**
+ * A price as the user is shown it (and the invoice prints it): incl. VAT, half-up, per kWh or per session to 2
+ * decimals, per minute (from OCPI's per hour) to 4.
+ */
+export function userFacingPrice(gross: Big, vatPercent: Big, perMinute: boolean): string {
+  const inclTimes100 = gross.times(HUNDRED.plus(vatPercent));
   // Per hour incl. VAT / 60 = gross × (100 + vat) / 6000. A quotient that does
   // not terminate (factor 3) repeats 3s or 6s, so big.js's 20-digit division
   // cannot move it across a half-way point of the 4-decimal rounding.
-  const userFacing = perMinute ? inclTimes100.div(6000).round(4, Big.roundHalfUp).toFixed(4) : inclTimes100.div(100).round(2, Big.roundHalfUp).toFixed(2);
+  return perMinute ? inclTimes100.div(6000).round(4, Big.roundHalfUp).toFixed(4) : inclTimes100.div(100).round(2, Big.roundHalfUp).toFixed(2);
+}
+
+function priceItem(gross: Big, vat: Big | undefined, dimension: Dimension, window: Window, grace: number | null, cap: string | null): PriceItem {
+  const rate = vat ?? new Big(0);
+  const userFacing = userFacingPrice(gross, rate, dimension === 'TIME' || dimension === 'PARKING_TIME');
   return {
     ...window,
     gross_price: atLeast2Decimals(gross),

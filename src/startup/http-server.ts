@@ -13,6 +13,7 @@ import { createDualProtocolServer, createPlainServer, type TlsMaterial } from '.
 import { listening } from '../platform/lifecycle.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import type { Readiness } from '../platform/readiness.ts';
+import { announcedAddress, recordServiceAddress } from '../platform/service-address.ts';
 import { sandboxBrowserRoutes } from '../sandbox/stripe/browser.ts';
 import type { StripeSandbox } from '../sandbox/stripe/index.ts';
 import type { StartupContext } from './context.ts';
@@ -70,5 +71,8 @@ export async function startHttpServer(
       listenTextResolver: (address) => `listening on ${tls ? address.replace(/^http:/, 'https:') : address}`,
     }),
   );
+  // Operator commands (`cpo invite`, ...) hand out the address the service announces: recorded once it listens.
+  const address = server.server.address();
+  await recordServiceAddress({ db, clock }, announcedAddress(config, typeof address === 'object' && address ? address.port : undefined));
   return { server, ocpi };
 }

@@ -5,7 +5,11 @@ import { clientsService, type Session } from '../session.ts';
 
 export async function clientsCreate(session: Session, { values, json, expiresInMs }: CommandLine): Promise<void> {
   const issued = await (await clientsService(session)).createClient(values.name as string, { expiresInMs });
-  print(json, { client_id: issued.clientId, token: issued.token }, `client_id: ${issued.clientId}\ntoken_id:  ${issued.jti}\ntoken:     ${issued.token}`);
+  print(
+    json,
+    { client_id: issued.clientId, token_id: issued.jti, token: issued.token },
+    `client_id: ${issued.clientId}\ntoken_id:  ${issued.jti}\ntoken:     ${issued.token}`,
+  );
 }
 
 export async function clientsList(session: Session, { json }: CommandLine): Promise<void> {

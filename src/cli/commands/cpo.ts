@@ -4,7 +4,14 @@ import type { SyncCounts, SyncProgress } from '../../modules/ocpi/sync.ts';
 import type { Progress } from '../../modules/stations/loader.ts';
 import type { CommandLine } from '../command-line.ts';
 import { print, progress } from '../output.ts';
+import { serviceAddress } from '../service-address.ts';
 import { ocpiOf, type Session } from '../session.ts';
+
+/** The OCPI module for commands that hand our address to a CPO (connect, invite, rotate): at the address the service recorded, unless given. */
+async function ocpiAtServiceAddress(session: Session) {
+  const { publicBaseUrl } = await serviceAddress(session);
+  return ocpiOf({ db: session.db, config: { ...session.config, publicBaseUrl } });
+}
 
 /** What `cpo list` shows of a connection (never its tokens): `version` is the OCPI version negotiated in its handshake. */
 function connectionView(c: Connection) {
@@ -42,7 +49,7 @@ function syncProgress(): SyncProgress | undefined {
  * `cpo sync` pulls again); the command says what was not pulled and exits CONNECTED_PULL_FAILED (3).
  */
 export async function cpoConnect(session: Session, { values, json }: CommandLine): Promise<void> {
-  const ocpi = ocpiOf(session);
+  const ocpi = await ocpiAtServiceAddress(session);
   let connection: Connection;
   try {
     connection = await ocpi.connections.connect({
@@ -79,7 +86,10 @@ export async function cpoConnect(session: Session, { values, json }: CommandLine
 }
 
 export async function cpoInvite(session: Session, { values, json }: CommandLine): Promise<void> {
-  const invite = await ocpiOf(session).connections.invite({ ...(values.name ? { name: values.name } : {}), rawTokens: values['raw-tokens'] ?? false });
+  const invite = await (await ocpiAtServiceAddress(session)).connections.invite({
+    ...(values.name ? { name: values.name } : {}),
+    rawTokens: values['raw-tokens'] ?? false,
+  });
   print(
     json,
     { token: invite.token, versions_url: invite.versions_url },
@@ -122,6 +132,6 @@ export async function cpoSync(session: Session, { arg, values, json }: CommandLi
 }
 
 export async function cpoRotate(session: Session, { arg, json }: CommandLine): Promise<void> {
-  await ocpiOf(session).connections.rotate(arg as string);
+  await (await ocpiAtServiceAddress(session)).connections.rotate(arg as string);
   print(json, { name: arg, rotated: true }, `new credentials tokens in use for ${arg}`);
 }

@@ -396,6 +396,16 @@ export async function findAdoptableHold(
   return rows[0];
 }
 
+/** Of these failed sessions, those whose hold a later attempt of the same client took over: failed id -> the later session's id. */
+export async function findHoldTakeovers(db: Queryable, clientId: string, sessionIds: string[]): Promise<Map<string, string>> {
+  if (sessionIds.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; adopted_hold_of: string }>(
+    'SELECT id, adopted_hold_of FROM charging_sessions WHERE client_id = $1 AND adopted_hold_of = ANY($2::uuid[])',
+    [clientId, sessionIds],
+  );
+  return new Map(rows.map((r) => [r.adopted_hold_of, r.id]));
+}
+
 /** Whether a later attempt took over this session's hold (then the hold is that attempt's to release). */
 export async function isHoldAdopted(db: Queryable, sessionId: string): Promise<boolean> {
   const { rows } = await db.query('SELECT 1 FROM charging_sessions WHERE adopted_hold_of = $1', [sessionId]);

@@ -49,7 +49,16 @@ export const ChargingSession = Type.Object({
   pre_authorization: Type.Object({
     amount: Money('Amount held on the payment method.'),
     currency: Type.String(),
-    status: Type.String({ description: 'Where the hold stands: pending, authorized, requires_action, declined, captured, released, expired, failed.' }),
+    status: Type.String({
+      description:
+        "Where the hold stands: pending, authorized, requires_action, declined, captured, released, expired, failed; or (ours) transferred: a later session of the user took this failed attempt's hold over (transferred_to), and nothing was captured for this one.",
+    }),
+    transferred_to: Type.Optional(
+      Type.String({ format: 'uuid', description: 'Ours: with status transferred, the session that took this hold over; what it captured is on that session.' }),
+    ),
+    transferred_from: Type.Optional(
+      Type.String({ format: 'uuid', description: "Ours: the failed attempt (it waited for the customer's authentication) whose hold this session took over." }),
+    ),
   }),
   payment_method_id: Type.String(),
   failure_reason: Nullable(Type.String()),

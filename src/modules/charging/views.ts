@@ -30,7 +30,19 @@ function emptyCost(currency: string): SessionCost {
   };
 }
 
-function viewOf(row: repo.SessionRow, hold: Hold | undefined, cost: SessionCost | undefined, now: Date): SessionView {
+/**
+ * What happened to the money held for this session. A failed attempt whose hold a later session took over shares
+ * that hold (its reference) with it, but what became of it is the later session's doing: the failed one says
+ * `transferred` and names the session, never that session's `captured`.
+ */
+function preAuthorizationOf(row: repo.SessionRow, hold: Hold | undefined, takenOverBy: string | undefined): SessionView['pre_authorization'] {
+  const amount = fromMinorUnits(row.pre_authorization_amount, row.currency);
+  const currency = row.currency.toUpperCase();
+  if (takenOverBy) return { amount, currency, status: 'transferred', transferred_to: takenOverBy };
+  return { amount, currency, status: hold?.status ?? 'pending', ...(row.adopted_hold_of ? { transferred_from: row.adopted_hold_of } : {}) };
+}
+
+function viewOf(row: repo.SessionRow, hold: Hold | undefined, cost: SessionCost | undefined, now: Date, takenOverBy?: string): SessionView {
   // A running session's duration: to now, or to the CPO's latest report when its clock is ahead of ours.
   const running = row.status === 'active' || row.status === 'stopping';
   const end = row.end_time ?? (running ? new Date(Math.max(now.getTime(), row.reported_at?.getTime() ?? 0)) : null);
@@ -50,11 +62,7 @@ function viewOf(row: repo.SessionRow, hold: Hold | undefined, cost: SessionCost 
     user_facing_session_prices: row.user_facing_session_prices,
     session_cost: cost ?? emptyCost(row.currency),
     estimated_cost: row.estimated_cost === null ? null : fromMinorUnits(row.estimated_cost, row.currency),
-    pre_authorization: {
-      amount: fromMinorUnits(row.pre_authorization_amount, row.currency),
-      currency: row.currency.toUpperCase(),
-      status: hold?.status ?? 'pending',
-    },
+    pre_authorization: preAuthorizationOf(row, hold, takenOverBy),
     payment_method_id: row.payment_method_id,
     failure_reason: row.failure_reason,
     rates: row.rates,
@@ -78,8 +86,13 @@ export async function views(ctx: ViewContext, q: Queryable, clientId: string, ro
     clientId,
     rows.filter((r) => r.status === 'completed').map((r) => r.id),
   );
+  const takeovers = await repo.findHoldTakeovers(
+    q,
+    clientId,
+    rows.filter((r) => r.status === 'failed').map((r) => r.id),
+  );
   const now = ctx.clock.now();
-  return rows.map((row) => viewOf(row, holds.get(row.hold_reference), costs.get(row.id), now));
+  return rows.map((row) => viewOf(row, holds.get(row.hold_reference), costs.get(row.id), now, takeovers.get(row.id)));
 }
 
 export async function view(ctx: ViewContext, q: Queryable, row: repo.SessionRow): Promise<SessionView> {

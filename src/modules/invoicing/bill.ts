@@ -31,6 +31,7 @@ import { recordEvent } from '../events/outbox.ts';
 import type { InvoicingContext } from './context.ts';
 import { recordDebtEvent } from './debts.ts';
 import { invoiceDocument, invoiceNumberText, invoiceView } from './documents.ts';
+import { paymentMethodOf } from './payment-state.ts';
 import { INVOICING_QUEUES } from './queues.ts';
 import * as repo from './repository.ts';
 
@@ -243,6 +244,7 @@ async function captureHold(ctx: InvoicingContext, session: SessionRow, bill: rep
 async function issue(ctx: InvoicingContext, session: SessionRow, bill: repo.BillRow): Promise<void> {
   const { db, config } = ctx;
   const billing = await ctx.users.getBillingDetails(db, session.client_id, session.user_id);
+  const paymentMethod = await paymentMethodOf(ctx, db, { clientId: session.client_id, userId: session.user_id }, session.payment_method_id);
   const now = ctx.clock.now();
   await db.transaction(async (tx) => {
     const locked = await repo.findBill(tx, session.id, { forUpdate: true });
@@ -250,7 +252,7 @@ async function issue(ctx: InvoicingContext, session: SessionRow, bill: repo.Bill
     await repo.markBillInvoiced(tx, session.id, now);
     // The number last: its counter row is locked from here to the commit (every invoice of the issuer waits for it).
     const number = await repo.nextInvoiceNumber(tx, config.numberPrefix);
-    const document = invoiceDocument(config, session, billing, locked, invoiceNumberText(config.numberPrefix, number), now);
+    const document = invoiceDocument(config, session, billing, locked, invoiceNumberText(config.numberPrefix, number), now, paymentMethod);
     const invoice: repo.InvoiceRow = {
       id: randomUUID(),
       issuer: config.numberPrefix,

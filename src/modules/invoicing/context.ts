@@ -28,7 +28,7 @@ export interface InvoicingDeps {
   db: Database;
   clock: Clock;
   config: InvoicingConfig;
-  payments: Pick<PaymentsService, 'getHolds' | 'captureHold' | 'releaseHold' | 'chargeOffSession' | 'paymentIntent'>;
+  payments: Pick<PaymentsService, 'getHolds' | 'captureHold' | 'releaseHold' | 'chargeOffSession' | 'paymentIntent' | 'getPaymentMethod'>;
   /** The charging module's session (any client), and the CDR the OCPI module stored. */
   session(id: string): Promise<SessionRow | undefined>;
   cdr(key: { country_code: string; party_id: string; id: string }): Promise<CDR | undefined>;

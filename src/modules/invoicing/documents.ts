@@ -4,12 +4,14 @@
 // can check a link another one handed out, and no bearer token is needed.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import Big from 'big.js';
+import { countryName } from '../../platform/countries.ts';
 import type { Database } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
 import { fromMinorUnits, minimumCharge } from '../../platform/money.ts';
 import type { SessionRow } from '../charging/repository.ts';
 import type { BillingDetailsView } from '../users/schemas.ts';
 import type { InvoicingConfig, InvoicingContext } from './context.ts';
+import { currentPaymentNotes } from './payment-state.ts';
 import { type InvoiceDocument, renderInvoicePdf } from './pdf.ts';
 import * as repo from './repository.ts';
 import type { InvoiceView } from './schemas.ts';
@@ -59,7 +61,10 @@ export async function invoicePdf(ctx: InvoicingContext, invoiceId: string, expir
   if (!(await isValidLink(ctx, invoiceId, expires, signature))) throw notFound('Invoice');
   const row = await repo.findInvoice(ctx.db, invoiceId);
   if (!row) throw notFound('Invoice');
-  return { pdf: await renderInvoicePdf(documentOf(row)), filename: `${row.number_text}.pdf` };
+  const document = documentOf(row);
+  // As the payment stands now: an amount due that was paid since reads as paid (when and how), never as due.
+  const notes = await currentPaymentNotes(ctx, row, document.notes ?? []);
+  return { pdf: await renderInvoicePdf({ ...document, notes }), filename: `${row.number_text}.pdf` };
 }
 
 export async function listInvoices(
@@ -100,12 +105,16 @@ export function invoiceDocument(
   bill: repo.BillRow,
   numberText: string,
   now: Date,
+  paymentMethod?: string,
 ): InvoiceDocument {
-  const address = [billing.line1, [billing.postal_code, billing.city].filter(Boolean).join(' '), billing.country].filter((x): x is string => Boolean(x));
+  // The country as a name, like the issuer's address ("Austria", not "AT").
+  const country = billing.country ? countryName(billing.country) : undefined;
+  const address = [billing.line1, [billing.postal_code, billing.city].filter(Boolean).join(' '), country].filter((x): x is string => Boolean(x));
   return {
     number: numberText,
     issueDate: now,
     currency: bill.currency,
+    ...(paymentMethod ? { paymentMethod } : {}),
     issuer: {
       name: config.issuer.name,
       addressLines: config.issuer.addressLines,

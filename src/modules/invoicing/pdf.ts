@@ -51,7 +51,7 @@ export interface InvoiceLine {
   quantity: string;
   /** E.g. "kWh", "h", "min", "session". */
   unit: string;
-  /** Price per unit, excl. VAT (may carry more decimals than the currency). */
+  /** Price per unit incl. VAT, as the user-facing price was shown (may carry more decimals than the currency: per minute). */
   unitPrice?: string;
   net: string;
   /** Percent, e.g. "19" or "5.5". */
@@ -80,6 +80,8 @@ export interface InvoiceDocument {
   /** Must equal the sums of the lines. */
   totals: InvoiceTotals;
   notes?: readonly string[];
+  /** How the invoice is paid, in words ("Visa •••• 4242", "PayPal (j@example.com)"). */
+  paymentMethod?: string;
 }
 
 /** The VAT summary row of one rate: sums of the lines at that rate, as decimal strings. */
@@ -277,6 +279,35 @@ const LINE_COLUMNS: readonly Column[] = [
   { label: 'Gross', width: 72, align: 'right' },
 ];
 
+/** Where a line may break: after a space, or after a separator of an id (EVSE ids, UUIDs, paths): - * / _ */
+const BREAK_AFTER = /[^\s*/_-]*[\s*/_-]*/g;
+
+/**
+ * The text with line breaks where it must wrap to fit `width` in the current font: at word boundaries (after a
+ * space or an id's separator), so "DE*ION*E1234*1" or a session UUID never splits inside a part; within a part
+ * only when that part alone is wider than the box.
+ */
+function breakLines(doc: Doc, text: string, width: number): string {
+  return text
+    .split('\n')
+    .map((paragraph) => {
+      const lines: string[] = [];
+      let line = '';
+      for (const piece of paragraph.match(BREAK_AFTER) ?? []) {
+        if (piece === '') continue;
+        if (line !== '' && doc.widthOfString((line + piece).trimEnd()) > width) {
+          lines.push(line.trimEnd());
+          line = piece.trimStart();
+        } else {
+          line += piece;
+        }
+      }
+      lines.push(line.trimEnd());
+      return lines.join('\n');
+    })
+    .join('\n');
+}
+
 class Layout {
   readonly doc: Doc;
   readonly left: number;
@@ -301,13 +332,13 @@ class Layout {
 
   height(text: string, width: number, style: Style = {}): number {
     this.apply(style);
-    return this.doc.heightOfString(winAnsi(text), { width, lineGap: 1 });
+    return this.doc.heightOfString(breakLines(this.doc, winAnsi(text), width), { width, lineGap: 1 });
   }
 
-  /** Draws text in a box at (x, y) of the given width, wrapping; returns its height. */
+  /** Draws text in a box at (x, y) of the given width, wrapping at word boundaries; returns its height. */
   text(text: string, x: number, y: number, width: number, style: Style = {}): number {
-    const t = winAnsi(text);
     this.apply(style);
+    const t = breakLines(this.doc, winAnsi(text), width);
     const h = this.doc.heightOfString(t, { width, lineGap: 1 });
     this.doc.text(t, x, y, { width, align: style.align ?? 'left', lineGap: 1 });
     return h;
@@ -369,6 +400,7 @@ function drawHeader(l: Layout, invoice: InvoiceDocument): void {
       { text: `Invoice number: ${invoice.number}`, style: { font: BOLD, size: 10, align: 'right' } },
       { text: `Issue date: ${utcDate(invoice.issueDate)}`, style: right },
       { text: `Currency: ${invoice.currency}`, style: right },
+      ...(invoice.paymentMethod ? [{ text: `Payment method: ${invoice.paymentMethod}`, style: right }] : []),
     ],
     rx,
     l.y,
@@ -479,7 +511,7 @@ function renderInto(doc: Doc, invoice: InvoiceDocument, summary: readonly Invoic
     LINE_COLUMNS,
     l.left,
     invoice.lines.map((line) => [
-      line.unitPrice === undefined ? [line.description] : [line.description, `${money(line.unitPrice)} / ${line.unit}`],
+      line.unitPrice === undefined ? [line.description] : [line.description, `${money(line.unitPrice)} / ${line.unit} incl. VAT`],
       [`${line.quantity} ${line.unit}`],
       [money(line.net)],
       [`${normalizeRate(line.vatRate)}%`],

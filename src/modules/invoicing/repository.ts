@@ -256,6 +256,12 @@ export async function findDebtByIntent(db: Queryable, paymentIntentId: string, o
   return rows[0];
 }
 
+/** The debt a session left (paid or not), of this client. */
+export async function findDebtOfSession(db: Queryable, clientId: string, sessionId: string): Promise<DebtRow | undefined> {
+  const { rows } = await db.query<DebtRow>(`SELECT ${DEBT_COLUMNS} FROM charging_debts WHERE client_id = $1 AND session_id = $2`, [clientId, sessionId]);
+  return rows[0];
+}
+
 export async function markDebtPaid(db: Queryable, sessionId: string, at: Date): Promise<boolean> {
   const { rowCount } = await db.query(`UPDATE charging_debts SET status = 'paid', paid_at = $2 WHERE session_id = $1 AND status = 'unpaid'`, [sessionId, at]);
   return rowCount === 1;

@@ -196,6 +196,7 @@ h1{font-size:1.3rem}fieldset{border:1px solid #ccc;border-radius:6px;margin:1rem
 label{display:block;margin:.4rem 0}input{font:inherit;padding:.3rem;width:100%;box-sizing:border-box}
 button{font:inherit;margin:.3rem .3rem 0 0;padding:.35rem .8rem;cursor:pointer}
 pre{background:#f4f4f4;padding:.6rem;overflow:auto;font-size:12px}.note{color:#555;font-size:13px}
+#outcome{font-weight:600;margin:1rem 0 .3rem}#outcome.ok{color:#13612e}#outcome.bad{color:#a11}#outcome.wait{color:#7a4b00}
 </style>
 </head>
 <body>
@@ -213,6 +214,7 @@ pre{background:#f4f4f4;padding:.6rem;overflow:auto;font-size:12px}.note{color:#5
 <button id="paypalApprove">Approve</button><button id="paypalDecline">Decline</button></fieldset>
 <fieldset><legend>3-D Secure challenge</legend>
 <button id="authApprove">Complete authentication</button><button id="authFail">Fail authentication</button></fieldset>
+<p id="outcome" role="status" aria-live="polite"></p>
 <pre id="out">-</pre>
 <script nonce="${nonce}">
 const q = new URLSearchParams(location.search);
@@ -220,17 +222,47 @@ const $ = (id) => document.getElementById(id);
 $('intent').value = q.get('setup_intent') || q.get('payment_intent') || '';
 $('secret').value = q.get('client_secret') || '';
 const kind = () => ($('intent').value.startsWith('pi_') ? 'payment_intents' : 'setup_intents');
-async function call(method, path, body) {
+// The answer in plain words (above the raw object): what happened to the card or payment.
+function outcome(status, body, action) {
+  if (status >= 400) {
+    const e = (body && body.error) || {};
+    if (e.code === 'card_declined') return ['bad', 'Card declined: ' + e.message];
+    return ['bad', 'Refused: ' + (e.message || 'HTTP ' + status)];
+  }
+  const payment = String(body.id).startsWith('pi_');
+  const error = payment ? body.last_payment_error : body.last_setup_error;
+  switch (body.status) {
+    case 'succeeded':
+      if (payment) return ['ok', 'Payment authenticated: the amount is taken'];
+      return ['ok', action === 'paypal' ? 'PayPal approved: payment method saved' : action === 'card' || action === 'authenticate' ? 'Card saved' : 'Set up: the payment method is saved'];
+    case 'requires_capture': return ['ok', 'Payment authorised: the amount is held'];
+    case 'requires_action': return ['wait', 'Authentication required: complete or fail the 3-D Secure challenge below'];
+    case 'processing': return ['wait', 'Processing'];
+    case 'canceled': return ['bad', 'Canceled' + (body.cancellation_reason ? ': ' + body.cancellation_reason : '')];
+    case 'requires_payment_method':
+      if (!error) return ['wait', 'Waiting for a payment method: confirm with a card or PayPal'];
+      if (error.code === 'authentication_required') return ['wait', 'Authentication required: ' + error.message];
+      if (/authentication_failure$/.test(error.code || '')) return ['bad', 'Authentication failed: ' + error.message];
+      if (error.code === 'card_declined') return ['bad', 'Card declined: ' + error.message];
+      return ['bad', 'Declined: ' + error.message];
+    default: return ['wait', 'Status: ' + body.status];
+  }
+}
+async function call(method, path, body, action) {
   const res = await fetch(path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-  $('out').textContent = res.status + '\\n' + JSON.stringify(await res.json(), null, 2);
+  const answer = await res.json();
+  const [tone, words] = outcome(res.status, answer, action);
+  $('outcome').className = tone;
+  $('outcome').textContent = words;
+  $('out').textContent = res.status + '\\n' + JSON.stringify(answer, null, 2);
 }
 const id = () => encodeURIComponent($('intent').value.trim());
 const secret = () => $('secret').value.trim();
 $('load').onclick = () => call('GET', '/sandbox/' + kind() + '/' + id() + '?client_secret=' + encodeURIComponent(secret()));
-$('confirmCard').onclick = () => call('POST', '/sandbox/setup_intents/' + id() + '/confirm', { client_secret: secret(), card_number: $('card').value.trim() });
-$('paypalApprove').onclick = () => call('POST', '/sandbox/setup_intents/' + id() + '/confirm', { client_secret: secret(), paypal: 'approve' });
+$('confirmCard').onclick = () => call('POST', '/sandbox/setup_intents/' + id() + '/confirm', { client_secret: secret(), card_number: $('card').value.trim() }, 'card');
+$('paypalApprove').onclick = () => call('POST', '/sandbox/setup_intents/' + id() + '/confirm', { client_secret: secret(), paypal: 'approve' }, 'paypal');
 $('paypalDecline').onclick = () => call('POST', '/sandbox/setup_intents/' + id() + '/confirm', { client_secret: secret(), paypal: 'decline' });
-$('authApprove').onclick = () => call('POST', '/sandbox/' + kind() + '/' + id() + '/authenticate', { client_secret: secret(), outcome: 'approve' });
+$('authApprove').onclick = () => call('POST', '/sandbox/' + kind() + '/' + id() + '/authenticate', { client_secret: secret(), outcome: 'approve' }, 'authenticate');
 $('authFail').onclick = () => call('POST', '/sandbox/' + kind() + '/' + id() + '/authenticate', { client_secret: secret(), outcome: 'fail' });
 if ($('intent').value && secret()) $('load').onclick();
 </script>
