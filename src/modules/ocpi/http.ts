@@ -93,7 +93,9 @@ function checkAddressedToUs(request: FastifyRequest, us: PartyRef): void {
 
 /** Whether a request is for a functional module (routed): a known route that is not versions or credentials. */
 function isFunctionalRoute(request: FastifyRequest): boolean {
-  const config = request.routeOptions.config as { ocpiAccess?: TokenAccess } | undefined;
+  const config = request.routeOptions.config as { ocpiAccess?: TokenAccess; ocpiVersion?: string } | undefined;
+  // OCPI 2.1.1 has no message routing: its routes (routes-v2_1_1.ts) answer without routing headers.
+  if (config?.ocpiVersion === '2.1.1') return false;
   return request.routeOptions.url !== undefined && (config?.ocpiAccess ?? 'registered') === 'registered';
 }
 

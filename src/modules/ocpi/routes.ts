@@ -9,6 +9,7 @@ import type { RateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Connections } from './connections.ts';
 import { connectionOf, installOcpiEdge, sendOcpi, type TokenAccess } from './http.ts';
 import type { Receivers } from './receivers.ts';
+import { registerRoutes211 } from './routes-v2_1_1.ts';
 import type { Tokens } from './tokens.ts';
 
 export interface OcpiRoutesDeps {
@@ -139,5 +140,8 @@ export function ocpiRoutes(deps: OcpiRoutesDeps) {
       const type = (request.query as Record<string, unknown>).type;
       return ok(reply, await deps.tokens.authorize(p.token_uid as string, typeof type === 'string' ? type : undefined, request.body));
     });
+
+    // The same interface in OCPI 2.1.1, through the 2.1.1 adapter
+    registerRoutes211(app, deps);
   };
 }

@@ -8,6 +8,7 @@
 // (mod_sessions makes it required): from the module's sync position, or the
 // configured horizon on a full pull.
 import { ocpiPages } from '../../ocpi-protocol/client.ts';
+import { OCPI_2_1_1, pulledFrom211 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
 import { parseCdr, parseSession } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
@@ -78,10 +79,22 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
       reason,
     });
   };
+  // A 2.1.1 CPO's objects are read through the 2.1.1 adapter: of its one party (2.1.1 objects name none), their tokens ours.
+  const cpo = connection.roles.find((r) => r.role === 'CPO');
+  const party = { country_code: cpo?.country_code.toUpperCase() ?? '', party_id: cpo?.party_id.toUpperCase() ?? '' };
+  const us = deps.connections.ourParty();
   return {
     connection,
     counts,
     onProgress,
+    /** The object as 2.2.1 has it (a 2.2.1 peer's as it came); undefined, and skipped, when a 2.1.1 object cannot be converted. */
+    read(module: PulledModule, object: unknown): unknown {
+      if (connection.version !== OCPI_2_1_1) return object;
+      const converted = pulledFrom211(module, object, party, us);
+      if (converted.ok) return converted.value;
+      skip(module, object, converted.errors.map((e) => `${e.path} ${e.message}`).join('; '));
+      return undefined;
+    },
     owned: (o: { country_code?: unknown; party_id?: unknown }) =>
       typeof o.country_code === 'string' && typeof o.party_id === 'string' && parties.has(`${o.country_code.toUpperCase()}*${o.party_id.toUpperCase()}`),
     skip,
@@ -109,7 +122,9 @@ async function pullCatalogue(deps: SyncDeps, run: PullRun, module: 'tariffs' | '
   const parser = module === 'tariffs' ? parseOcpiTariff : parseOcpiLocation;
   let changed = false;
   for await (const page of pages) {
-    const objects = page.items.flatMap((o) => {
+    const objects = page.items.flatMap((item) => {
+      const o = run.read(module, item);
+      if (o === undefined) return [];
       try {
         const value = parser(o);
         if (run.owned(value)) return [upper(value)];
@@ -134,7 +149,9 @@ async function pullSessions(deps: SyncDeps, run: PullRun, since: Date | undefine
   const pages = run.pages('sessions', since);
   if (!pages) return;
   for await (const page of pages) {
-    for (const object of page.items) {
+    for (const item of page.items) {
+      const object = run.read('sessions', item);
+      if (object === undefined) continue;
       const parsed = parseSession(object);
       if (!parsed.ok) {
         run.skip('sessions', object, parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '));
@@ -158,7 +175,9 @@ async function pullCdrs(deps: SyncDeps, run: PullRun, since: Date | undefined): 
   const pages = run.pages('cdrs', since);
   if (!pages) return;
   for await (const page of pages) {
-    for (const object of page.items) {
+    for (const item of page.items) {
+      const object = run.read('cdrs', item);
+      if (object === undefined) continue;
       const parsed = parseCdr(object);
       if (!parsed.ok) {
         run.skip('cdrs', object, parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '));
