@@ -7,6 +7,7 @@
 // The party of an object (2.1.1 objects carry none) comes from the caller:
 // the URL of a push, or the connection's only party (2.1.1 credentials name
 // one party).
+import { countryByAlpha2, countryByAlpha3 } from '../../platform/european-countries.ts';
 import type { Credentials, CredentialsRole } from '../credentials.ts';
 import type { PartyRef } from '../transport.ts';
 import { type OcpiParseResult, validator } from '../validate.ts';
@@ -39,36 +40,30 @@ const fail = (path: string, message: string): { ok: false; errors: { path: strin
 const withoutUndefined = <T extends Record<string, unknown>>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 /**
- * Time zones of countries that have exactly one (ISO 3166-1 alpha-3). 2.1.1 makes a Location's time_zone optional;
- * 2.2.1 (and our catalogue: opening hours and time-of-day tariffs are local times) requires it. Where the country
- * settles it, it is derived; a country with several zones (USA, FRA with its overseas parts, ESP with the Canaries,
- * PRT with the Azores...) is not guessed.
+ * Countries of our country table (platform/european-countries.ts) whose territory spans more than one time zone:
+ * Spain (the Canaries), Portugal (the Azores). Their zone is not derived from the country alone.
  */
-const SINGLE_ZONE_COUNTRIES: Readonly<Record<string, string>> = {
-  AUT: 'Europe/Vienna',
-  BEL: 'Europe/Brussels',
-  CHE: 'Europe/Zurich',
-  CZE: 'Europe/Prague',
-  DEU: 'Europe/Berlin',
-  DNK: 'Europe/Copenhagen',
-  FIN: 'Europe/Helsinki',
-  GBR: 'Europe/London',
-  HUN: 'Europe/Budapest',
-  IRL: 'Europe/Dublin',
-  ITA: 'Europe/Rome',
-  LUX: 'Europe/Luxembourg',
-  NLD: 'Europe/Amsterdam',
-  NOR: 'Europe/Oslo',
-  POL: 'Europe/Warsaw',
-  SVK: 'Europe/Bratislava',
-  SVN: 'Europe/Ljubljana',
-  SWE: 'Europe/Stockholm',
-};
+const SEVERAL_ZONES = new Set(['ESP', 'PRT']);
 
-/** A 2.1.1 Location's time zone: its own when given, else its country's when the country has one zone, else none (the Location is refused). */
+/**
+ * A 2.1.1 Location's time zone. 2.1.1 makes time_zone optional; 2.2.1 (and our catalogue: opening hours and
+ * time-of-day tariffs are local times) requires it. Its own when given, else its country's when the country has a
+ * single zone; else none, and the Location is refused (a zone is never guessed).
+ */
 export function timeZoneOf211Location(location: { time_zone?: string | undefined; country: string }): string | undefined {
   if (location.time_zone) return location.time_zone;
-  return SINGLE_ZONE_COUNTRIES[location.country.toUpperCase()];
+  const country = location.country.toUpperCase();
+  return SEVERAL_ZONES.has(country) ? undefined : countryByAlpha3(country)?.timeZone;
+}
+
+/**
+ * The VAT rate of a 2.1.1 Tariff's prices. 2.1.1 prices exclude VAT and state no rate (unlike 2.2.1's component `vat`,
+ * whose absence means "no VAT applies"); leaving it out would bill a 2.1.1 CPO's charging without VAT. The rate of
+ * the CPO's country (its credentials' country_code) applies; a country we have no rate for gets none (left out).
+ */
+export function vatOf211Tariff(party: PartyRef): number | undefined {
+  const rate = countryByAlpha2(party.country_code)?.vat;
+  return rate === undefined ? undefined : Number(rate);
 }
 
 /** 2.1.1's LocationType is 2.2.1's parking_type for the four parking kinds; OTHER and UNKNOWN say nothing a 2.2.1 reader can use: omitted. */
@@ -135,7 +130,13 @@ export function locationPatchFrom211(body: unknown): unknown {
 export function tariffFrom211(body: unknown, party: PartyRef): Result<Record<string, unknown>> {
   const parsed = parseTariff211(body);
   if (!parsed.ok) return parsed;
-  return { ok: true, value: { ...(parsed.value as Record<string, unknown>), country_code: party.country_code, party_id: party.party_id } };
+  return { ok: true, value: tariffObjectFrom211(parsed.value, party) };
+}
+
+function tariffObjectFrom211(tariff: Tariff211, party: PartyRef): Record<string, unknown> {
+  const vat = vatOf211Tariff(party);
+  const elements = tariff.elements.map((e) => ({ ...e, price_components: e.price_components.map((c) => (vat === undefined ? c : { ...c, vat })) }));
+  return { ...tariff, elements, country_code: party.country_code, party_id: party.party_id };
 }
 
 /**
@@ -275,7 +276,7 @@ export function cdrFrom211(body: unknown, party: PartyRef, emsp: PartyRef): Resu
       cdr_token: cdrTokenOf211AuthId(auth_id, emsp),
       cdr_location: cdrLocationOf211(place.value),
       charging_periods: periods,
-      tariffs: tariffs?.map((t) => ({ ...t, country_code: party.country_code, party_id: party.party_id })),
+      tariffs: tariffs?.map((t) => tariffObjectFrom211(t, party)),
       total_cost: priceOf211Cost(total_cost),
     }),
   };

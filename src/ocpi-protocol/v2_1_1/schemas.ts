@@ -86,7 +86,8 @@ export const Session211 = Type.Object({
   end_datetime: Type.Optional(DateTime),
   kwh: Type.Number(),
   auth_id: Str(36),
-  auth_method: Type.String({ enum: ['AUTH_REQUEST', 'WHITELIST'] }),
+  // 2.1.1 has AUTH_REQUEST and WHITELIST; COMMAND (2.2) is what many 2.1.1 CPOs send for a remote start: accepted.
+  auth_method: Type.String({ enum: ['AUTH_REQUEST', 'WHITELIST', 'COMMAND'] }),
   location: Location211,
   meter_id: Type.Optional(Str(255)),
   currency: Type.String({ minLength: 3, maxLength: 3 }),
@@ -103,7 +104,8 @@ export const Cdr211 = Type.Object({
   start_date_time: DateTime,
   stop_date_time: DateTime,
   auth_id: Str(36),
-  auth_method: Type.String({ enum: ['AUTH_REQUEST', 'WHITELIST'] }),
+  // 2.1.1 has AUTH_REQUEST and WHITELIST; COMMAND (2.2) is what many 2.1.1 CPOs send for a remote start: accepted.
+  auth_method: Type.String({ enum: ['AUTH_REQUEST', 'WHITELIST', 'COMMAND'] }),
   location: Location211,
   meter_id: Type.Optional(Str(255)),
   currency: Type.String({ minLength: 3, maxLength: 3 }),
