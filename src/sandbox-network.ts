@@ -41,6 +41,7 @@ export async function startSandboxNetwork(deps: SandboxNetworkDeps): Promise<Cpo
     seed: config.stationsSeed,
     timeCompression: sandboxConfig.timeCompression,
     statusChangesPerSecond: sandboxConfig.statusChangesPerSecond,
+    ocpiVersion: sandboxConfig.ocpiVersion,
     log,
   });
   try {

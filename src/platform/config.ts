@@ -150,7 +150,7 @@ export interface OcpiConfig {
   /** How far back a full pull of Sessions and CDRs reaches (their GET always carries date_from). */
   pullHorizonDays: number;
   /** The built-in sandbox CPO network, started beside the service and connected through the credentials handshake. */
-  cpoSandbox: { enabled: boolean; port: number; timeCompression: number; statusChangesPerSecond: number };
+  cpoSandbox: { enabled: boolean; port: number; timeCompression: number; statusChangesPerSecond: number; ocpiVersion: '2.2.1' | '2.1.1' };
 }
 
 export class ConfigError extends Error {
@@ -472,6 +472,8 @@ function ocpiConfig(env: Env, mode: Config['mode']): OcpiConfig {
       port: integer(env, 'CPO_SANDBOX_PORT', 8444, 0, 65535),
       timeCompression: integer(env, 'CPO_SANDBOX_TIME_COMPRESSION', 60, 1, 3_600),
       statusChangesPerSecond: integer(env, 'CPO_SANDBOX_STATUS_CHANGES_PER_SECOND', 2, 0, 10_000),
+      // The OCPI version the sandbox network speaks (its personality, src/sandbox/cpo/wire.ts).
+      ocpiVersion: oneOf(env, 'CPO_SANDBOX_OCPI_VERSION', ['2.2.1', '2.1.1'] as const, '2.2.1'),
     },
   };
 }

@@ -21,6 +21,7 @@ import {
 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
 import { authorizationInfoTo211, tokenTo211 } from '../../ocpi-protocol/v2_1_1/to-peer.ts';
 import type { OcpiParseResult } from '../../ocpi-protocol/validate.ts';
+import { linkCdrToSession211 } from './cdr-session-v2_1_1.ts';
 import { connectionOf, sendOcpi, type TokenAccess } from './http.ts';
 import { describe } from './peer-versions.ts';
 import type { Connection } from './repository.ts';
@@ -129,7 +130,7 @@ export function registerRoutes211(app: FastifyInstance, deps: OcpiRoutesDeps): v
   app.post(`${V}/cdrs`, { config: registered }, async (request, reply) => {
     const connection = connectionOf(request);
     const body = converted(cdrFrom211(request.body, cpoPartyOf(connection), us), 'CDR');
-    const { location, created } = await receivers.postCdr(connection, body);
+    const { location, created } = await receivers.postCdr(connection, await linkCdrToSession211(deps.db, connection.id, body));
     void reply.header('Location', location);
     return stored(reply, created);
   });

@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { pageHeaders, parsePageQuery } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db.ts';
 import type { RateLimiter } from '../../platform/rate-limit/limiter.ts';
 import type { Connections } from './connections.ts';
 import { connectionOf, installOcpiEdge, sendOcpi, type TokenAccess } from './http.ts';
@@ -13,6 +14,8 @@ import { registerRoutes211 } from './routes-v2_1_1.ts';
 import type { Tokens } from './tokens.ts';
 
 export interface OcpiRoutesDeps {
+  /** For what the 2.1.1 edge looks up before the receivers (the Session a 2.1.1 CDR belongs to). */
+  db: Database;
   clock: Clock;
   connections: Connections;
   receivers: Receivers;

@@ -13,6 +13,7 @@ import { parseCdr, parseSession } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { type Ingestion, InvalidOcpiObject, parseOcpiLocation, parseOcpiTariff } from '../stations/ingest.ts';
+import { linkCdrToSession211 } from './cdr-session-v2_1_1.ts';
 import type { Connections } from './connections.ts';
 import { endpointOf } from './connections.ts';
 import type { OcpiEvents } from './receivers.ts';
@@ -176,8 +177,10 @@ async function pullCdrs(deps: SyncDeps, run: PullRun, since: Date | undefined): 
   if (!pages) return;
   for await (const page of pages) {
     for (const item of page.items) {
-      const object = run.read('cdrs', item);
-      if (object === undefined) continue;
+      const read = run.read('cdrs', item);
+      if (read === undefined) continue;
+      // A 2.1.1 CDR names no session: linked to the CPO's Session it belongs to (cdr-session-v2_1_1.ts).
+      const object = run.connection.version === OCPI_2_1_1 ? await linkCdrToSession211(db, run.connection.id, read as Record<string, unknown>) : read;
       const parsed = parseCdr(object);
       if (!parsed.ok) {
         run.skip('cdrs', object, parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '));

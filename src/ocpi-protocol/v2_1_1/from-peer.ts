@@ -354,3 +354,36 @@ export function pulledFrom211(
       return cdrFrom211(object, party, emsp);
   }
 }
+
+/** A Session as sessionOf211Cdr weighs it (2.2.1 fields, as stored). */
+export interface SessionCandidate {
+  id: string;
+  start_date_time: string;
+  location_id: string;
+  evse_uid: string;
+  connector_id: string;
+}
+
+/** How far apart a CDR's start and its Session's start may be (CPOs round or re-stamp the start; 2.1.1 says nothing). */
+const START_TOLERANCE_MS = 5 * 60_000;
+
+/**
+ * The CPO's Session a 2.1.1 CDR is of: 2.1.1 CDRs carry no session_id (2.2.1 added it), and without it the CDR of a
+ * session we know cannot be linked to it. `candidates`: the connection's Sessions of the same party, token and EVSE.
+ * The one at the same connector that started at the CDR's start_date_time; else the one whose start is nearest
+ * within 5 minutes; none when two are equally near (never guessed) or none is near.
+ */
+export function sessionIdOf211Cdr(
+  cdr: { start_date_time: string; cdr_location: { id: string; evse_uid: string; connector_id: string } },
+  candidates: readonly SessionCandidate[],
+): string | undefined {
+  const start = Date.parse(cdr.start_date_time);
+  const near = candidates
+    .filter((s) => s.location_id === cdr.cdr_location.id && s.evse_uid === cdr.cdr_location.evse_uid && s.connector_id === cdr.cdr_location.connector_id)
+    .map((s) => ({ id: s.id, gap: Math.abs(Date.parse(s.start_date_time) - start) }))
+    .filter((s) => Number.isFinite(s.gap) && s.gap <= START_TOLERANCE_MS)
+    .sort((a, b) => a.gap - b.gap);
+  const [best, next] = near;
+  if (!best || (next && next.gap === best.gap)) return undefined;
+  return best.id;
+}

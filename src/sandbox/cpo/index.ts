@@ -21,6 +21,7 @@ import { BASE_PATH, createServer } from './server.ts';
 import { createSimulation, type SimulationOptions, seededRandom } from './simulation.ts';
 import { createStatusChanges } from './status-changes.ts';
 import * as store from './store.ts';
+import { PERSONALITIES, type Personality, wireFor } from './wire.ts';
 
 export type { RegisterWithOptions, Registration } from './peers.ts';
 export { SCENARIOS, type Scenario, scenarioEvseId, scenarioLocationId, scenarioOf } from './scenarios.ts';
@@ -84,9 +85,22 @@ export interface CpoSandboxOptions {
   pageLimits?: Partial<PageLimits>;
   /** Base URL advertised to peers (scheme://host:port) instead of the listening address. */
   publicUrl?: string;
+  /**
+   * The OCPI version the network speaks (its personality, wire.ts): '2.2.1' (default), or '2.1.1': it offers only
+   * 2.1.1 in its versions, registers and handshakes in 2.1.1, serves and pushes 2.1.1 objects, takes 2.1.1 commands
+   * and tokens, sends raw tokens and no routing headers; and, as 2.1.1 credentials name one party, it runs one
+   * party (the generator's first).
+   */
+  ocpiVersion?: Personality;
   /** Serve HTTPS with this certificate instead of plain HTTP. */
   tls?: { cert: string; key: string };
   log?: Log;
+}
+
+function personalityOf(options: CpoSandboxOptions): Personality {
+  const version = options.ocpiVersion ?? '2.2.1';
+  if (!(PERSONALITIES as readonly string[]).includes(version)) throw new RangeError(`ocpiVersion must be one of ${PERSONALITIES.join(', ')}`);
+  return version;
 }
 
 function positive(name: string, value: number, allowZero = false): number {
@@ -162,13 +176,19 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
   const settings = commonSettings(options);
   const { tickMs, requestTimeoutMs, commandTimeoutSeconds, pageLimits } = settings;
 
-  const network = createNetwork({ locations: options.locations, seed: options.seed, scenarioParties: options.scenarioParties ?? d.scenarioParties });
+  const personality = personalityOf(options);
+  const network = createNetwork({
+    locations: options.locations,
+    seed: options.seed,
+    scenarioParties: options.scenarioParties ?? d.scenarioParties,
+    singleParty: personality === '2.1.1',
+  });
   for (const o of await store.loadEvseStatuses(db)) network.applyStatus(o);
 
   const address = sandboxAddress(options.publicUrl);
   const { base, versionsUrl } = address;
 
-  const peers = createPeers({ db, clock, network, log, versionsUrl, requestTimeoutMs });
+  const peers = createPeers({ db, clock, network, log, versionsUrl, requestTimeoutMs, wire: wireFor(personality, network) });
   await peers.refresh();
   const push = createPush({
     db,
@@ -215,7 +235,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
   const serverDeps = { clock, peers, log, tls: options.tls, hangMs: positive('hangMs', options.hangMs ?? d.hangMs), parties: network.parties };
   const server = createServer(serverDeps, (app, http) => {
     configurationRoutes({ clock, peers, baseUrl: base })(app);
-    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base })(app, http);
+    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base, wire: peers.wire })(app, http);
   });
 
   return {
@@ -225,7 +245,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     scenarioParties: network.scenarioParties,
     /** The network: locations, EVSEs and tariffs as served. */
     network,
-    version: OCPI_VERSION,
+    version: personality,
 
     get versionsUrl(): string {
       return versionsUrl();
