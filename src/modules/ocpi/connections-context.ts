@@ -111,7 +111,7 @@ export function peerAuth(ctx: ConnectionsContext, connection: repo.Connection): 
   if (!connection.outgoing_token) throw new ConnectionError(`connection ${connection.name} has no credentials token for the peer`);
   // OCPI 2.1.1 sends the token as it is (2.2.1 Base64-encodes it): raw for a 2.1.1 connection, whatever was configured.
   const rawToken = connection.raw_tokens || connection.version === OCPI_2_1_1;
-  return { token: connection.outgoing_token, rawToken, ...observer(ctx, connection.name) };
+  return { token: connection.outgoing_token, rawToken, version: connection.version, ...observer(ctx, connection.name) };
 }
 
 /** Roles must include a CPO, and the party the operator named if any. */

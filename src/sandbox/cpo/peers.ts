@@ -87,6 +87,7 @@ export function createPeers(deps: PeersDeps) {
       return {
         token: peer.theirToken ?? '',
         rawToken: peer.rawToken || deps.wire.rawTokens,
+        version: deps.wire.version,
         sender: 'cpo-sandbox',
         ...(peer.pinnedCertificate ? { pinnedCertificatePem: peer.pinnedCertificate } : {}),
       };
