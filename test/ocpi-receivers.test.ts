@@ -66,7 +66,11 @@ describe('OCPI authentication and envelope', () => {
   it('serves versions and version details with the 2.2.1 endpoints', async () => {
     const versions = await ocpi('GET', '/versions');
     assertEnvelope(versions, 200, 1000);
-    assert.deepEqual(versions.body.data, [{ version: '2.2.1', url: `${ctx.config.publicBaseUrl}/ocpi/2.2.1` }]);
+    // Both versions we speak, best first (a 2.1.1 peer picks 2.1.1: test/ocpi-211.test.ts).
+    assert.deepEqual(versions.body.data, [
+      { version: '2.2.1', url: `${ctx.config.publicBaseUrl}/ocpi/2.2.1` },
+      { version: '2.1.1', url: `${ctx.config.publicBaseUrl}/ocpi/2.1.1` },
+    ]);
     const details = await ocpi('GET', '/2.2.1');
     assertEnvelope(details, 200, 1000);
     const ids = details.body.data.endpoints.map((e: { identifier: string; role: string }) => `${e.identifier}:${e.role}`);
