@@ -159,7 +159,9 @@ describe('Locations from a 2.1.1 CPO', () => {
   });
 
   it('connector without tariff_id has no tariff_ids', () => {
-    const { tariff_id: _t, ...connector } = gentZuid().evses[0]?.connectors[0] as Record<string, unknown> & { tariff_id: string };
+    const full = gentZuid().evses[0]?.connectors[0];
+    assert.ok(full);
+    const { tariff_id: _t, ...connector } = full;
     assert.equal(connectorFrom211(connector as never).tariff_ids, undefined);
   });
 });
