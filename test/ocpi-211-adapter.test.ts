@@ -14,8 +14,10 @@ import {
   commandResponseFrom211,
   commandResultFrom211,
   connectorFrom211,
+  connectorFrom211Put,
   credentialsFrom211,
   endpointsFrom211,
+  evseFrom211,
   locationFrom211,
   parkingTypeOf211LocationType,
   placeOf211Location,
@@ -156,6 +158,15 @@ describe('Locations from a 2.1.1 CPO', () => {
     const { postal_code: _p, ...noPostal } = gentZuid();
     assert.match(errorsOf(locationFrom211(noPostal, CPO)), /postal_code/);
     assert.match(errorsOf(locationFrom211({ ...gentZuid(), country: 'BE' }, CPO)), /\/country/);
+  });
+
+  it('an EVSE or Connector pushed on its own is converted, or refused naming the 2.1.1 field it lacks', () => {
+    const evse = gentZuid().evses[0];
+    const converted = value(evseFrom211(evse)) as { connectors: { max_voltage?: number; voltage?: number }[] };
+    assert.deepEqual([converted.connectors[0]?.max_voltage, converted.connectors[0]?.voltage], [230, undefined]);
+    const { amperage: _a, ...noAmperage } = evse?.connectors[0] as NonNullable<typeof evse>['connectors'][number];
+    assert.match(errorsOf(connectorFrom211Put(noAmperage)), /amperage/);
+    assert.match(errorsOf(evseFrom211({ ...evse, connectors: [] })), /connectors/);
   });
 
   it('connector without tariff_id has no tariff_ids', () => {

@@ -203,6 +203,39 @@ describe('an OCPI 2.1.1 CPO (the sandbox network with its 2.1.1 personality)', (
     }
   });
 
+  it('refuses a 2.1.1 object that lacks a 2.1.1 field in the envelope (HTTP 200, 2001), naming the field as 2.1.1 names it', async () => {
+    const [peer] = (await cpo.listPeers()).filter((p) => p.status === 'REGISTERED');
+    assert.ok(peer?.theirToken);
+    const { country_code, party_id } = cpo.parties[0] as { country_code: string; party_id: string };
+    const put = async (path: string, body: unknown) => {
+      const res = await fetch(`${emspProxy.url}/ocpi/2.1.1/${path}`, {
+        method: 'PUT',
+        headers: { authorization: `Token ${peer.theirToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as { status_code: number; status_message?: string } };
+    };
+    const stamp = '2026-11-24T10:00:00Z';
+    const connector = { id: '9', standard: 'IEC_62196_T2', format: 'SOCKET', power_type: 'AC_3_PHASE', amperage: 32, last_updated: stamp };
+    const noVoltage = await put(`locations/${country_code}/${party_id}/SCN-${country_code}-${party_id}/SCN-${country_code}-${party_id}-NORMAL/9`, connector);
+    assert.equal(noVoltage.status, 200);
+    assert.equal(noVoltage.body.status_code, 2001);
+    assert.match(noVoltage.body.status_message ?? '', /voltage/);
+    const noAuthId = await put(`sessions/${country_code}/${party_id}/s-missing-auth`, {
+      id: 's-missing-auth',
+      start_datetime: stamp,
+      kwh: 0,
+      auth_method: 'AUTH_REQUEST',
+      location: {},
+      currency: 'EUR',
+      status: 'ACTIVE',
+      last_updated: stamp,
+    });
+    assert.equal(noAuthId.status, 200);
+    assert.equal(noAuthId.body.status_code, 2001);
+    assert.match(noAuthId.body.status_message ?? '', /auth_id/);
+  });
+
   it('sends the 2.1.1 CPO nothing 2.2.1-only: no routing headers, raw tokens, tokens and commands in 2.1.1 shape', async () => {
     // A new user's token is pushed to the CPO (the outbox), in 2.1.1's shape.
     const client = await ctx.newClient();

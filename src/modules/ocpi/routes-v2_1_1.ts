@@ -11,6 +11,8 @@ import {
   cdrFrom211,
   commandResultFrom211,
   connectorFrom211Body,
+  connectorFrom211Put,
+  evseFrom211,
   evseFrom211Body,
   locationFrom211,
   locationPatchFrom211,
@@ -86,9 +88,9 @@ export function registerRoutes211(app: FastifyInstance, deps: OcpiRoutesDeps): v
       const p = request.params as Params;
       const party = partyOf(p);
       const body = p.connector_id
-        ? connectorFrom211Body(request.body)
+        ? converted(connectorFrom211Put(request.body), 'Connector')
         : p.evse_uid
-          ? evseFrom211Body(request.body)
+          ? converted(evseFrom211(request.body), 'EVSE')
           : converted(locationFrom211(request.body, party), 'Location');
       return stored(reply, await receivers.putLocation(connectionOf(request), party, p.location_id as string, p.evse_uid, p.connector_id, body));
     });

@@ -16,9 +16,9 @@ import {
   Cdr211,
   type ChargingPeriod211,
   CommandResponse211,
-  type Connector211,
+  Connector211,
   Credentials211,
-  type Evse211,
+  Evse211,
   Location211,
   Session211,
   Tariff211,
@@ -28,6 +28,8 @@ import {
 export const OCPI_2_1_1 = '2.1.1';
 
 const parseLocation211 = validator(Location211);
+const parseEvse211 = validator(Evse211);
+const parseConnector211 = validator(Connector211);
 const parseTariff211 = validator(Tariff211);
 const parseSession211 = validator(Session211);
 const parseCdr211 = validator(Cdr211);
@@ -77,7 +79,7 @@ export function connectorFrom211(connector: Connector211 & Record<string, unknow
   return withoutUndefined({ ...rest, max_voltage: voltage, max_amperage: amperage, tariff_ids: tariff_id ? [tariff_id] : undefined });
 }
 
-function evseFrom211(evse: Evse211): Record<string, unknown> {
+function evseFrom211Object(evse: Evse211): Record<string, unknown> {
   return { ...evse, connectors: evse.connectors.map((c) => connectorFrom211(c as Connector211 & Record<string, unknown>)) };
 }
 
@@ -95,7 +97,7 @@ function locationObjectFrom211(location: Location211, party: PartyRef): Result<R
       publish: true,
       parking_type: parkingTypeOf211LocationType(type),
       time_zone: timeZone,
-      evses: evses?.map(evseFrom211),
+      evses: evses?.map(evseFrom211Object),
     }),
   };
 }
@@ -106,7 +108,19 @@ export function locationFrom211(body: unknown, party: PartyRef): Result<Record<s
   return parsed.ok ? locationObjectFrom211(parsed.value as Location211, party) : parsed;
 }
 
-/** A 2.1.1 EVSE pushed on its own (PUT .../{location_id}/{evse_uid}) as 2.2.1's. */
+/** A 2.1.1 EVSE pushed on its own (PUT .../{location_id}/{evse_uid}) as 2.2.1's; its faults named as 2.1.1 names its fields. */
+export function evseFrom211(body: unknown): Result<Record<string, unknown>> {
+  const parsed = parseEvse211(body);
+  return parsed.ok ? { ok: true, value: evseFrom211Object(parsed.value as Evse211) } : parsed;
+}
+
+/** A 2.1.1 Connector pushed on its own (PUT .../{evse_uid}/{connector_id}) as 2.2.1's; its faults named as 2.1.1 names its fields. */
+export function connectorFrom211Put(body: unknown): Result<Record<string, unknown>> {
+  const parsed = parseConnector211(body);
+  return parsed.ok ? { ok: true, value: connectorFrom211(parsed.value as Connector211 & Record<string, unknown>) } : parsed;
+}
+
+/** A PATCH of a 2.1.1 EVSE: its connectors, when present, renamed as connectorFrom211 does. */
 export function evseFrom211Body(body: unknown): Record<string, unknown> | unknown {
   if (!body || typeof body !== 'object' || !Array.isArray((body as { connectors?: unknown }).connectors)) return body;
   const evse = body as Evse211;
