@@ -162,9 +162,10 @@ describe('Locations from a 2.1.1 CPO', () => {
 
   it('an EVSE or Connector pushed on its own is converted, or refused naming the 2.1.1 field it lacks', () => {
     const evse = gentZuid().evses[0];
+    assert.ok(evse?.connectors[0]);
     const converted = value(evseFrom211(evse)) as { connectors: { max_voltage?: number; voltage?: number }[] };
     assert.deepEqual([converted.connectors[0]?.max_voltage, converted.connectors[0]?.voltage], [230, undefined]);
-    const { amperage: _a, ...noAmperage } = evse?.connectors[0] as NonNullable<typeof evse>['connectors'][number];
+    const { amperage: _a, ...noAmperage } = evse.connectors[0];
     assert.match(errorsOf(connectorFrom211Put(noAmperage)), /amperage/);
     assert.match(errorsOf(evseFrom211({ ...evse, connectors: [] })), /connectors/);
   });
