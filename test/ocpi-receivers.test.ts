@@ -56,6 +56,14 @@ before(async () => {
 after(() => ctx.close());
 
 describe('OCPI authentication and envelope', () => {
+  it('refuses a 2.2.1 connection on the 2.1.1 endpoints (404): a connection speaks the version it settled on', async () => {
+    const res = await ocpi('POST', '/2.1.1/cdrs', { id: 'x' });
+    assertEnvelope(res, 404, 2000);
+    assert.match(res.body.status_message, /speaks OCPI 2\.2\.1/);
+    // The versions and version details of 2.1.1 stay open to any token (a peer chooses its version there).
+    assertEnvelope(await ocpi('GET', '/2.1.1'), 200, 1000);
+  });
+
   it('refuses a missing, malformed or unknown token with 401 and an envelope', async () => {
     for (const headers of [{}, { authorization: 'Bearer abc' }, auth('nope')]) {
       const res = await ctx.call('GET', '/ocpi/versions', { headers });
