@@ -203,6 +203,36 @@ describe('an OCPI 2.1.1 CPO (the sandbox network with its 2.1.1 personality)', (
     }
   });
 
+  it('answers a 2.1.1 CPO’s GET of what it pushed (Session, CDR at the Location we answered, Location, Tariff) in 2.1.1', async () => {
+    const [peer] = (await cpo.listPeers()).filter((p) => p.status === 'REGISTERED');
+    assert.ok(peer?.theirToken);
+    const get = async (url: string) => {
+      const res = await fetch(url, { headers: { authorization: `Token ${peer.theirToken}` } });
+      const body = (await res.json()) as { status_code: number; data: unknown };
+      assert.equal(res.status, 200, `${url}: ${JSON.stringify(body).slice(0, 300)}`);
+      assert.equal(body.status_code, 1000);
+      for (const h of ROUTING_HEADERS) assert.equal(res.headers.get(h), null, `${url} answered ${h}`);
+      return body.data;
+    };
+    const sessionPut = emspProxy.exchanges.find((e) => e.method === 'PUT' && e.path.startsWith('/ocpi/2.1.1/sessions/'));
+    const cdrPost = emspProxy.exchanges.find((e) => e.method === 'POST' && e.path === '/ocpi/2.1.1/cdrs');
+    assert.ok(sessionPut && cdrPost);
+    const session = await get(`${emspProxy.url}${sessionPut.path}`);
+    assert.deepEqual(problems211('Session', session), []);
+    assert.equal((session as { id: string }).id, (sessionPut.requestBody as { id: string }).id);
+    const cdrUrl = cdrPost.responseHeaders.location as string;
+    assert.match(cdrUrl, /\/ocpi\/2\.1\.1\/cdrs\//);
+    const cdr = await get(cdrUrl);
+    assert.deepEqual(problems211('CDR', cdr), []);
+    assert.equal((cdr as { total_cost: number }).total_cost, (cdrPost.requestBody as { total_cost: number }).total_cost);
+    const { country_code, party_id } = cpo.parties[0] as { country_code: string; party_id: string };
+    const location = await get(`${emspProxy.url}/ocpi/2.1.1/locations/${country_code}/${party_id}/SCN-${country_code}-${party_id}`);
+    assert.deepEqual(problems211('Location', location), []);
+    const tariffId = cpo.network.tariffs.find((t) => t.party_id === party_id)?.id as string;
+    const tariff = await get(`${emspProxy.url}/ocpi/2.1.1/tariffs/${country_code}/${party_id}/${tariffId}`);
+    assert.deepEqual(problems211('Tariff', tariff), []);
+  });
+
   it('refuses a 2.1.1 object that lacks a 2.1.1 field in the envelope (HTTP 200, 2001), naming the field as 2.1.1 names it', async () => {
     const [peer] = (await cpo.listPeers()).filter((p) => p.status === 'REGISTERED');
     assert.ok(peer?.theirToken);

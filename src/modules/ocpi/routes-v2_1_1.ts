@@ -1,12 +1,17 @@
 // The OCPI 2.1.1 interface CPOs that speak 2.1.1 call, under /ocpi/2.1.1:
 // versions and credentials, the Receiver interfaces (locations, tariffs,
-// sessions, cdrs), command results and our Tokens sender. Every body is
+// sessions, cdrs: PUT, PATCH, POST, DELETE, and GET of what the CPO pushed,
+// answered in 2.1.1), command results and our Tokens sender. Every body is
 // converted at this edge by the 2.1.1 adapter (src/ocpi-protocol/v2_1_1/) and
 // handed to the same receivers as 2.2.1's; answers go out in 2.1.1's shape.
 // 2.1.1 has no message routing: these routes carry no routing headers (the
 // edge leaves them out for routes marked ocpiVersion 2.1.1).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
+import type { OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import type { Session } from '../../ocpi-protocol/sessions.ts';
 import { invalidParameters, OCPI_STATUS, OcpiError, type PartyRef, pageHeaders, parsePageQuery } from '../../ocpi-protocol/transport.ts';
+import { cdrTo211, connectorTo211, evseTo211, locationTo211, sessionTo211, tariffTo211 } from '../../ocpi-protocol/v2_1_1/cpo-objects.ts';
 import {
   cdrFrom211,
   commandResultFrom211,
@@ -25,7 +30,7 @@ import { authorizationInfoTo211, tokenTo211 } from '../../ocpi-protocol/v2_1_1/t
 import type { OcpiParseResult } from '../../ocpi-protocol/validate.ts';
 import { linkCdrToSession211 } from './cdr-session-v2_1_1.ts';
 import { connectionOf, sendOcpi, type TokenAccess } from './http.ts';
-import { describe } from './peer-versions.ts';
+import { describe, OCPI_VERSION } from './peer-versions.ts';
 import type { Connection } from './repository.ts';
 import type { OcpiRoutesDeps } from './routes.ts';
 
@@ -100,6 +105,12 @@ export function registerRoutes211(app: FastifyInstance, deps: OcpiRoutesDeps): v
     `${V}/locations/:country_code/:party_id/:location_id/:evse_uid/:connector_id`,
   ];
   for (const path of locationPaths) {
+    app.get(path, { config: registered }, async (request, reply) => {
+      const p = request.params as Params;
+      const found = await receivers.getLocation(connectionOf(request), partyOf(p), p.location_id as string, p.evse_uid, p.connector_id);
+      const shaped = p.connector_id ? connectorTo211(found as OcpiConnector) : p.evse_uid ? evseTo211(found as OcpiEvse) : locationTo211(found as OcpiLocation);
+      return ok(reply, shaped);
+    });
     app.put(path, { config: registered }, async (request, reply) => {
       const p = request.params as Params;
       const party = partyOf(p);
@@ -120,6 +131,10 @@ export function registerRoutes211(app: FastifyInstance, deps: OcpiRoutesDeps): v
 
   // Tariffs receiver
   const tariffPath = `${V}/tariffs/:country_code/:party_id/:tariff_id`;
+  app.get(tariffPath, { config: registered }, async (request, reply) => {
+    const p = request.params as Params;
+    return ok(reply, tariffTo211((await receivers.getTariff(connectionOf(request), partyOf(p), p.tariff_id as string)) as OcpiTariff));
+  });
   app.put(tariffPath, { config: registered }, async (request, reply) => {
     const p = request.params as Params;
     const body = converted(tariffFrom211(request.body, partyOf(p)), 'Tariff');
@@ -133,6 +148,14 @@ export function registerRoutes211(app: FastifyInstance, deps: OcpiRoutesDeps): v
 
   // Sessions receiver
   const sessionPath = `${V}/sessions/:country_code/:party_id/:session_id`;
+  app.get(sessionPath, { config: registered }, async (request, reply) => {
+    const p = request.params as Params;
+    const connection = connectionOf(request);
+    const session = (await receivers.getSession(connection, partyOf(p), p.session_id as string)) as Session;
+    // 2.1.1 carries the Location in the Session: ours as the CPO pushed it (404 when it never sent that Location).
+    const location = (await receivers.getLocation(connection, partyOf(p), session.location_id)) as OcpiLocation;
+    return ok(reply, sessionTo211(session, location));
+  });
   app.put(sessionPath, { config: registered }, async (request, reply) => {
     const p = request.params as Params;
     const body = converted(sessionFrom211(request.body, partyOf(p), us), 'Session');
@@ -149,8 +172,16 @@ export function registerRoutes211(app: FastifyInstance, deps: OcpiRoutesDeps): v
     const connection = connectionOf(request);
     const body = converted(cdrFrom211(request.body, cpoPartyOf(connection), us), 'CDR');
     const { location, created } = await receivers.postCdr(connection, await linkCdrToSession211(deps.db, connection.id, body));
-    void reply.header('Location', location);
+    // Where the CDR can be read in 2.1.1 (the receiver names its 2.2.1 URL).
+    void reply.header('Location', location.replace(`/${OCPI_VERSION}/cdrs/`, `${V}/cdrs/`));
     return stored(reply, created);
+  });
+  app.get(`${V}/cdrs/:country_code/:party_id/:cdr_id`, { config: registered }, async (request, reply) => {
+    const p = request.params as Params;
+    const connection = connectionOf(request);
+    const cdr = (await receivers.getCdr(connection, partyOf(p), p.cdr_id as string)) as Cdr;
+    const location = (await receivers.getLocation(connection, partyOf(p), cdr.cdr_location.id)) as OcpiLocation;
+    return ok(reply, cdrTo211(cdr, location));
   });
 
   // Results of our commands (a 2.1.1 CommandResponse), at the response_url we sent

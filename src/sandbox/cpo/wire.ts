@@ -6,15 +6,19 @@
 // of one party, endpoints without roles) and where what a 2.1.1 eMSP sends
 // (Tokens without a party, START_SESSION, credentials, version details)
 // becomes 2.2.1. Written from the OCPI 2.1.1 spec's tables, independently of
-// the service's adapter (src/ocpi-protocol/v2_1_1/), which it is tested against.
+// the readers of the service's adapter (src/ocpi-protocol/v2_1_1/from-peer.ts);
+// the CPO objects are written by the adapter's cpo-objects.ts (the one writer
+// of 2.1.1 CPO objects, which the service's 2.1.1 GETs use too). The tests
+// hold what crosses the wire to the 2.1.1 spec's field lists.
 // A 2.1.1 network sends no routing headers (2.1.1 has none) and raw tokens.
 import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
 import type { CommandResponse, CommandResult, StartSession } from '../../ocpi-protocol/commands.ts';
 import type { Credentials } from '../../ocpi-protocol/credentials.ts';
 import type { OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
-import type { ChargingPeriod, Session } from '../../ocpi-protocol/sessions.ts';
+import type { Session } from '../../ocpi-protocol/sessions.ts';
 import type { Token } from '../../ocpi-protocol/tokens.ts';
 import { invalidParameters, type PartyRef } from '../../ocpi-protocol/transport.ts';
+import { cdrTo211, connectorTo211, evseTo211, locationTo211, sessionPatchTo211, sessionTo211, tariffTo211 } from '../../ocpi-protocol/v2_1_1/cpo-objects.ts';
 import type { Endpoint } from '../../ocpi-protocol/versions.ts';
 
 export const PERSONALITIES = ['2.2.1', '2.1.1'] as const;
@@ -76,157 +80,10 @@ export const wire221: Wire = {
   startSessionIn: (b) => b,
 };
 
-const omit = (o: Json, keys: readonly string[]): Json => Object.fromEntries(Object.entries(o).filter(([k, v]) => !keys.includes(k) && v !== undefined));
-
-// 2.1.1 enumerations that 2.2.1 extended: values 2.1.1 does not know are left out.
-const CAPABILITIES_211 = ['CHARGING_PROFILE_CAPABLE', 'CREDIT_CARD_PAYABLE', 'REMOTE_START_STOP_CAPABLE', 'RESERVABLE', 'RFID_READER', 'UNLOCK_CAPABLE'];
-const FACILITIES_211 = [
-  'HOTEL',
-  'RESTAURANT',
-  'CAFE',
-  'MALL',
-  'SUPERMARKET',
-  'SPORT',
-  'RECREATION_AREA',
-  'NATURE',
-  'MUSEUM',
-  'BUS_STOP',
-  'TAXI_STAND',
-  'TRAIN_STATION',
-  'AIRPORT',
-  'CARPOOL_PARKING',
-  'FUEL_STATION',
-  'WIFI',
-];
-const DIMENSIONS_211 = ['ENERGY', 'FLAT', 'MAX_CURRENT', 'MIN_CURRENT', 'PARKING_TIME', 'TIME'];
-const LOCATION_TYPES_211 = ['ON_STREET', 'PARKING_GARAGE', 'UNDERGROUND_GARAGE', 'PARKING_LOT'];
-
-function connector211(c: OcpiConnector): Json {
-  return omit({ ...c, voltage: c.max_voltage, amperage: c.max_amperage, tariff_id: c.tariff_ids?.[0] }, [
-    'max_voltage',
-    'max_amperage',
-    'max_electric_power',
-    'tariff_ids',
-  ]);
-}
-
-function evse211(e: OcpiEvse): Json {
-  return omit(
-    { ...e, capabilities: e.capabilities?.filter((c) => CAPABILITIES_211.includes(c)), connectors: e.connectors.map(connector211) },
-    ['status_schedule'].filter(() => (e.status_schedule ?? []).length === 0),
-  );
-}
-
-/** A Location as 2.1.1 has it; `only`: with just that EVSE and connector (the location object of a Session or CDR). */
-function location211(l: OcpiLocation, only?: { evseUid: string; connectorId: string }): Json {
-  let evses = l.evses ?? [];
-  if (only) {
-    evses = evses.filter((e) => e.uid === only.evseUid).map((e) => ({ ...e, connectors: e.connectors.filter((c) => c.id === only.connectorId) }));
-  }
-  return omit(
-    {
-      ...l,
-      type: l.parking_type && LOCATION_TYPES_211.includes(l.parking_type) ? l.parking_type : 'UNKNOWN',
-      postal_code: l.postal_code ?? '',
-      facilities: l.facilities?.filter((f) => FACILITIES_211.includes(f)),
-      evses: evses.map(evse211),
-    },
-    ['country_code', 'party_id', 'publish', 'publish_allowed_to', 'parking_type', 'state'],
-  );
-}
-
-function tariff211(t: OcpiTariff): Json {
-  return omit(
-    {
-      ...t,
-      elements: t.elements.map((e) => ({
-        price_components: e.price_components.map((c) => omit(c, ['vat'])),
-        ...(e.restrictions ? { restrictions: omit(e.restrictions, ['min_current', 'max_current', 'reservation']) } : {}),
-      })),
-    },
-    ['country_code', 'party_id', 'type', 'min_price', 'max_price', 'start_date_time', 'end_date_time'],
-  );
-}
-
-/** Charging periods with 2.1.1's dimensions only (a period left with none is left out: 2.1.1 wants one or more). */
-function periods211(periods: readonly ChargingPeriod[]): Json[] {
-  return periods.flatMap((p) => {
-    const dimensions = p.dimensions.filter((d) => DIMENSIONS_211.includes(d.type));
-    return dimensions.length > 0 ? [{ start_date_time: p.start_date_time, dimensions }] : [];
-  });
-}
-
-/** 2.1.1's AuthMethod has no COMMAND (2.2): a remote start is an authorization the eMSP gave, AUTH_REQUEST. */
-const authMethod211 = (m: string | undefined) => (m === 'COMMAND' ? 'AUTH_REQUEST' : m);
-
-/** Session fields renamed as 2.1.1 names them (a whole Session or a PATCH). */
-function sessionFields211(s: Json): Json {
-  const out: Json = omit(s, [
-    'country_code',
-    'party_id',
-    'start_date_time',
-    'end_date_time',
-    'cdr_token',
-    'authorization_reference',
-    'location_id',
-    'evse_uid',
-    'connector_id',
-    'total_cost',
-    'charging_periods',
-    'auth_method',
-  ]);
-  if (s.start_date_time !== undefined) out.start_datetime = s.start_date_time;
-  if (s.end_date_time !== undefined) out.end_datetime = s.end_date_time;
-  if (s.auth_method !== undefined) out.auth_method = authMethod211(s.auth_method as string);
-  if (s.total_cost !== undefined) out.total_cost = (s.total_cost as { excl_vat: number }).excl_vat;
-  if (Array.isArray(s.charging_periods)) out.charging_periods = periods211(s.charging_periods as ChargingPeriod[]);
-  if (s.status === 'RESERVATION') out.status = 'PENDING';
-  const token = s.cdr_token as { contract_id?: string; uid?: string } | undefined;
-  // 2.1.1 names the token by its auth_id, which the eMSP's 2.1.1 Token gave us (kept as contract_id, see tokenIn).
-  if (token) out.auth_id = token.contract_id ?? token.uid;
-  return out;
-}
-
-function placeOf(network: WireNetwork, locationId: string, evseUid: string, connectorId: string): Json {
+function placeOf(network: WireNetwork, locationId: string): OcpiLocation {
   const location = network.location(locationId);
   if (!location) throw new Error(`no location ${locationId} in the network`);
-  return location211(location, { evseUid, connectorId });
-}
-
-function cdr211(network: WireNetwork, c: Cdr): Json {
-  const out = omit(c as unknown as Json, [
-    'country_code',
-    'party_id',
-    'end_date_time',
-    'session_id',
-    'cdr_token',
-    'authorization_reference',
-    'cdr_location',
-    'signed_data',
-    'total_cost',
-    'total_fixed_cost',
-    'total_energy_cost',
-    'total_time_cost',
-    'total_parking_cost',
-    'total_reservation_cost',
-    'invoice_reference_id',
-    'credit',
-    'credit_reference_id',
-    'home_charging_compensation',
-    'charging_periods',
-    'tariffs',
-    'auth_method',
-  ]);
-  return {
-    ...out,
-    stop_date_time: c.end_date_time,
-    auth_id: c.cdr_token.contract_id,
-    auth_method: authMethod211(c.auth_method),
-    location: placeOf(network, c.cdr_location.id, c.cdr_location.evse_uid, c.cdr_location.connector_id),
-    ...(c.tariffs ? { tariffs: c.tariffs.map(tariff211) } : {}),
-    charging_periods: periods211(c.charging_periods),
-    total_cost: c.total_cost.excl_vat,
-  };
+  return location;
 }
 
 /** 2.1.1's CommandResponseType has five values; 2.2.1's results the charge point gives beyond those are refusals. */
@@ -258,13 +115,13 @@ export function wire211(network: WireNetwork): Wire {
     version: '2.1.1',
     routing: false,
     rawTokens: true,
-    location: (l) => location211(l),
-    evse: evse211,
-    connector: connector211,
-    tariff: tariff211,
-    session: (s) => ({ ...sessionFields211(s as unknown as Json), location: placeOf(network, s.location_id, s.evse_uid, s.connector_id) }),
-    sessionPatch: (p) => sessionFields211(p),
-    cdr: (c) => cdr211(network, c),
+    location: (l) => locationTo211(l),
+    evse: evseTo211,
+    connector: connectorTo211,
+    tariff: tariffTo211,
+    session: (s) => sessionTo211(s, placeOf(network, s.location_id)),
+    sessionPatch: (p) => sessionPatchTo211(p),
+    cdr: (c) => cdrTo211(c, placeOf(network, c.cdr_location.id)),
     commandResponse: (r) => ({ result: r.result }),
     commandResult: (r) => ({ result: commandResult211(r.result) }),
     credentials: (c) => {
