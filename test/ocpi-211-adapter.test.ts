@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseOcpiLocation, parseOcpiTariff } from '../src/modules/stations/ingest.ts';
+import { authMethodTo211, cdrTo211, chargingPeriodsTo211, locationTo211, sessionTo211, tariffTo211 } from '../src/ocpi-protocol/v2_1_1/cpo-objects.ts';
 import {
   cdrFrom211,
   cdrTokenOf211AuthId,
@@ -367,5 +368,46 @@ describe('tokens and commands to a 2.1.1 CPO', () => {
   it('START_SESSION has no connector_id or authorization_reference', () => {
     const command = startSessionTo211({ response_url: 'https://e/ocpi/2.1.1/commands/START_SESSION/1/s', token, location_id: 'LOC1', evse_uid: '3256' });
     assert.deepEqual(problems211('StartSession', command), []);
+  });
+});
+
+describe('2.2.1 CPO objects written as 2.1.1 (cpo-objects.ts)', () => {
+  it('a Location, Tariff, Session and CDR read from the spec’s examples are written back as 2.1.1 objects with the same values', () => {
+    const location = parseOcpiLocation(value(locationFrom211(gentZuid(), CPO)));
+    const written = locationTo211(location);
+    assert.deepEqual(problems211('Location', written), []);
+    assert.deepEqual(written, { ...gentZuid(), time_zone: 'Europe/Brussels' });
+    const tariff = tariffTo211(parseOcpiTariff(value(tariffFrom211(cdr().tariffs[0], CPO))));
+    assert.deepEqual(tariff, cdr().tariffs[0], 'the VAT we added is not a 2.1.1 field');
+    const s = parseSession(value(sessionFrom211(session(), CPO, US)));
+    assert.ok(s.ok);
+    const sessionBack = sessionTo211(s.value, location);
+    assert.deepEqual(problems211('Session', sessionBack), []);
+    assert.deepEqual(sessionBack, { ...session(), location: { ...gentZuid(), time_zone: 'Europe/Brussels' } });
+    const c = parseCdr(value(cdrFrom211(cdr(), CPO, US)));
+    assert.ok(c.ok);
+    const cdrBack = cdrTo211(c.value, location);
+    assert.deepEqual(problems211('CDR', cdrBack), []);
+    assert.deepEqual(cdrBack, { ...cdr(), location: { ...gentZuid(), time_zone: 'Europe/Brussels' } });
+  });
+
+  it('decides for 2.1.1: COMMAND is AUTH_REQUEST, dimensions 2.1.1 lacks are left out, a parking type it lacks is UNKNOWN', () => {
+    assert.equal(authMethodTo211('COMMAND'), 'AUTH_REQUEST');
+    assert.equal(authMethodTo211('WHITELIST'), 'WHITELIST');
+    assert.deepEqual(
+      chargingPeriodsTo211([
+        { start_date_time: '2026-01-01T00:00:00Z', dimensions: [{ type: 'POWER', volume: 11 }] },
+        {
+          start_date_time: '2026-01-01T00:05:00Z',
+          dimensions: [
+            { type: 'ENERGY', volume: 1 },
+            { type: 'STATE_OF_CHARGE', volume: 40 },
+          ],
+        },
+      ]),
+      [{ start_date_time: '2026-01-01T00:05:00Z', dimensions: [{ type: 'ENERGY', volume: 1 }] }],
+    );
+    const location = parseOcpiLocation({ ...value(locationFrom211(gentZuid(), CPO)), parking_type: 'ALONG_MOTORWAY' });
+    assert.equal(locationTo211(location).type, 'UNKNOWN');
   });
 });
