@@ -27,15 +27,17 @@ import {
 
 export const OCPI_2_1_1 = '2.1.1';
 
-const parseLocation211 = validator(Location211);
-const parseEvse211 = validator(Evse211);
-const parseConnector211 = validator(Connector211);
-const parseTariff211 = validator(Tariff211);
-const parseSession211 = validator(Session211);
-const parseCdr211 = validator(Cdr211);
-const parseCommandResponse211 = validator(CommandResponse211);
-const parseCredentials211 = validator(Credentials211);
-const parseVersionDetails211 = validator(VersionDetails211);
+// With recording on (CI), every 2.1.1 object a peer sent that we read is recorded under "2.1.1/<object>" and held
+// to the 2.1.1 spec's field lists by scripts/ocpi-official-check.ts (scripts/ocpi-211-fields.ts).
+const parseLocation211 = validator(Location211, '2.1.1/Location');
+const parseEvse211 = validator(Evse211, '2.1.1/EVSE');
+const parseConnector211 = validator(Connector211, '2.1.1/Connector');
+const parseTariff211 = validator(Tariff211, '2.1.1/Tariff');
+const parseSession211 = validator(Session211, '2.1.1/Session');
+const parseCdr211 = validator(Cdr211, '2.1.1/CDR');
+const parseCommandResponse211 = validator(CommandResponse211, '2.1.1/CommandResponse');
+const parseCredentials211 = validator(Credentials211, '2.1.1/Credentials');
+const parseVersionDetails211 = validator(VersionDetails211, '2.1.1/VersionDetails');
 
 type Result<T> = OcpiParseResult<T>;
 const fail = (path: string, message: string): { ok: false; errors: { path: string; message: string }[] } => ({ ok: false, errors: [{ path, message }] });

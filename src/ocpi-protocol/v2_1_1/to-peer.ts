@@ -4,6 +4,7 @@
 // (endpoints without roles) and real-time authorization answers. The one
 // place where 2.1.1 is written; from-peer.ts reads it.
 import type { Credentials } from '../credentials.ts';
+import { recordOcpiMessage } from '../validate.ts';
 import type { Token211 } from './schemas.ts';
 
 /** What of a 2.2.1 Token a 2.1.1 Token is made of. */
@@ -37,6 +38,12 @@ export function authIdOfToken(token: Pick<Token221, 'uid'>): string {
   return token.uid;
 }
 
+/** What we write, recorded under "2.1.1/<object>" with recording on (CI: held to the 2.1.1 spec's field lists). */
+function written<T>(object: string, message: T): T {
+  recordOcpiMessage(`2.1.1/${object}`, message);
+  return message;
+}
+
 /** A 2.2.1 Token as 2.1.1's: no country_code, party_id, contract_id, group_id, profile or energy contract. */
 export function tokenTo211(token: Token221): Token211 {
   const out: Token211 = {
@@ -50,7 +57,7 @@ export function tokenTo211(token: Token221): Token211 {
     last_updated: token.last_updated,
   };
   if (token.language) out.language = token.language;
-  return out;
+  return written('Token', out);
 }
 
 /**
@@ -59,32 +66,38 @@ export function tokenTo211(token: Token221): Token211 {
  * EVSE and time).
  */
 export function startSessionTo211(command: { response_url: string; token: Token221; location_id: string; evse_uid?: string | undefined }) {
-  return {
+  return written('StartSession', {
     response_url: command.response_url,
     token: tokenTo211(command.token),
     location_id: command.location_id,
     ...(command.evse_uid ? { evse_uid: command.evse_uid } : {}),
-  };
+  });
 }
 
 /** A STOP_SESSION as 2.1.1 has it (the same two fields as 2.2.1). */
 export function stopSessionTo211(command: { response_url: string; session_id: string }) {
-  return { response_url: command.response_url, session_id: command.session_id };
+  return written('StopSession', { response_url: command.response_url, session_id: command.session_id });
 }
 
 /** Our 2.2.1 credentials as 2.1.1's: the one party of our EMSP role, its business details, no roles list. */
 export function credentialsTo211(credentials: Credentials) {
   const role = credentials.roles.find((r) => r.role === 'EMSP') ?? credentials.roles[0];
   if (!role) throw new Error('credentials without a role');
-  return { token: credentials.token, url: credentials.url, business_details: role.business_details, party_id: role.party_id, country_code: role.country_code };
+  return written('Credentials', {
+    token: credentials.token,
+    url: credentials.url,
+    business_details: role.business_details,
+    party_id: role.party_id,
+    country_code: role.country_code,
+  });
 }
 
 /** Our version details as 2.1.1's: identifier and url per endpoint (2.1.1 has no roles and no hubclientinfo module). */
 export function versionDetailsTo211(endpoints: readonly { identifier: string; url: string }[]) {
-  return {
+  return written('VersionDetails', {
     version: '2.1.1',
     endpoints: endpoints.filter((e) => e.identifier !== 'hubclientinfo').map((e) => ({ identifier: e.identifier, url: e.url })),
-  };
+  });
 }
 
 /** A 2.2.1 AuthorizationInfo as 2.1.1's: allowed, location, info (2.1.1 has no token or authorization_reference in it). */
