@@ -41,6 +41,7 @@ export async function startSandboxNetwork(deps: SandboxNetworkDeps): Promise<Cpo
     seed: config.stationsSeed,
     timeCompression: sandboxConfig.timeCompression,
     statusChangesPerSecond: sandboxConfig.statusChangesPerSecond,
+    quirks: sandboxConfig.quirks,
     ocpiVersion: sandboxConfig.ocpiVersion,
     log,
   });

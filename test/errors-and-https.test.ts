@@ -424,6 +424,7 @@ describe('loadConfig', () => {
     ['FIRST_BYTE_TIMEOUT_MS=soon', { FIRST_BYTE_TIMEOUT_MS: 'soon' }, 'FIRST_BYTE_TIMEOUT_MS'],
     ['KEEP_ALIVE_TIMEOUT_MS=0', { KEEP_ALIVE_TIMEOUT_MS: '0' }, 'KEEP_ALIVE_TIMEOUT_MS'],
     ['REQUEST_TIMEOUT_MS below HEADERS_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '60000', REQUEST_TIMEOUT_MS: '30000' }, 'REQUEST_TIMEOUT_MS'],
+    ['CPO_SANDBOX_QUIRKS=coordinates,bogus', { CPO_SANDBOX_QUIRKS: 'coordinates,bogus' }, 'CPO_SANDBOX_QUIRKS'],
   ];
   for (const [name, env, variable] of invalid) {
     test(`${name} throws a ConfigError naming ${variable}`, () => {

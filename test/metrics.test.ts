@@ -262,7 +262,7 @@ describe('the payment processor', () => {
   test('the Stripe sandbox’s undelivered webhooks are its webhook backlog', async () => {
     const before = sample(await scrape(), 'charging_access_stripe_sandbox_webhook_backlog') ?? 0;
     // An endpoint nobody listens on, and no background delivery: the customer.created event waits.
-    t.sandbox.addWebhookEndpoint({ url: `http://127.0.0.1:${await freePort()}/webhooks/stripe` });
+    await t.sandbox.addWebhookEndpoint({ url: `http://127.0.0.1:${await freePort()}/webhooks/stripe` });
     await t.processor.createCustomer({ idempotencyKey: `metrics-webhook-${Date.now()}`, metadata: {} });
     assert.equal(sample(await scrape(), 'charging_access_stripe_sandbox_webhook_backlog'), before + 1);
   });

@@ -6,7 +6,9 @@
 // 2.1.1 spec's field lists (ocpi-211-support.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseOcpiLocation, parseOcpiTariff } from '../src/modules/stations/ingest.ts';
+import { parseOcpiTariff } from '../src/modules/stations/ingest.ts';
+import type { OcpiLocation } from '../src/ocpi-protocol/locations-tariffs.ts';
+import { readLocation } from '../src/ocpi-protocol/reader/location.ts';
 import { authMethodTo211, cdrTo211, chargingPeriodsTo211, locationTo211, sessionTo211, tariffTo211 } from '../src/ocpi-protocol/v2_1_1/cpo-objects.ts';
 import {
   cdrFrom211,
@@ -26,7 +28,6 @@ import {
   sessionIdOf211Cdr,
   sessionPatchFrom211,
   tariffFrom211,
-  timeZoneOf211Location,
   vatOf211Tariff,
 } from '../src/ocpi-protocol/v2_1_1/from-peer.ts';
 import type { Location211 } from '../src/ocpi-protocol/v2_1_1/schemas.ts';
@@ -117,6 +118,13 @@ function value<T>(result: { ok: true; value: T } | { ok: false; errors: { path: 
   return result.value;
 }
 
+/** A converted Location as the service takes it: through the tolerant reader (which derives a missing time_zone). */
+function readConverted(converted: Record<string, unknown>): { location: OcpiLocation; rules: string[] } {
+  const reading = readLocation(converted);
+  assert.ok(reading.ok, reading.ok ? '' : reading.message);
+  return { location: reading.value, rules: reading.findings.map((f) => f.rule) };
+}
+
 function errorsOf(result: { ok: boolean; errors?: { path: string; message: string }[] }): string {
   assert.equal(result.ok, false);
   return (result.errors ?? []).map((e) => `${e.path} ${e.message}`).join('; ');
@@ -125,7 +133,7 @@ function errorsOf(result: { ok: boolean; errors?: { path: string; message: strin
 describe('Locations from a 2.1.1 CPO', () => {
   it('become 2.2.1 Locations of the CPO’s party: published, parking_type from type, the time zone of the country, connectors renamed', () => {
     const location = value(locationFrom211(gentZuid(), CPO));
-    const parsed = parseOcpiLocation(location);
+    const parsed = readConverted(location).location;
     assert.equal(parsed.country_code, 'BE');
     assert.equal(parsed.party_id, 'BEC');
     assert.equal(parsed.publish, true);
@@ -140,12 +148,11 @@ describe('Locations from a 2.1.1 CPO', () => {
     assert.equal((connector as { voltage?: unknown }).voltage, undefined);
   });
 
-  it('keep their own time zone; without one, a country of one zone gives it, a country of several (or unknown) does not, and the Location is refused', () => {
-    assert.equal(timeZoneOf211Location({ time_zone: 'Europe/Oslo', country: 'NLD' }), 'Europe/Oslo');
-    assert.equal(timeZoneOf211Location({ country: 'nld' }), 'Europe/Amsterdam');
-    assert.equal(timeZoneOf211Location({ country: 'ESP' }), undefined, 'the Canaries');
-    assert.equal(timeZoneOf211Location({ country: 'USA' }), undefined);
-    assert.match(errorsOf(locationFrom211({ ...gentZuid(), country: 'PRT' }, CPO)), /\/time_zone .*PRT/);
+  it('keep their own time zone; without one (optional in 2.1.1) the tolerant reader derives it', () => {
+    assert.equal(readConverted(value(locationFrom211({ ...gentZuid(), time_zone: 'Europe/Oslo' }, CPO))).location.time_zone, 'Europe/Oslo');
+    const derived = readConverted(value(locationFrom211(gentZuid(), CPO)));
+    assert.equal(derived.location.time_zone, 'Europe/Brussels');
+    assert.ok(derived.rules.includes('time-zone-derived'));
   });
 
   it('map the four parking kinds of LocationType; OTHER and UNKNOWN say nothing', () => {
@@ -373,7 +380,7 @@ describe('tokens and commands to a 2.1.1 CPO', () => {
 
 describe('2.2.1 CPO objects written as 2.1.1 (cpo-objects.ts)', () => {
   it('a Location, Tariff, Session and CDR read from the spec’s examples are written back as 2.1.1 objects with the same values', () => {
-    const location = parseOcpiLocation(value(locationFrom211(gentZuid(), CPO)));
+    const location = readConverted(value(locationFrom211(gentZuid(), CPO))).location;
     const written = locationTo211(location);
     assert.deepEqual(problems211('Location', written), []);
     assert.deepEqual(written, { ...gentZuid(), time_zone: 'Europe/Brussels' });
@@ -407,7 +414,7 @@ describe('2.2.1 CPO objects written as 2.1.1 (cpo-objects.ts)', () => {
       ]),
       [{ start_date_time: '2026-01-01T00:05:00Z', dimensions: [{ type: 'ENERGY', volume: 1 }] }],
     );
-    const location = parseOcpiLocation({ ...value(locationFrom211(gentZuid(), CPO)), parking_type: 'ALONG_MOTORWAY' });
+    const location = readConverted({ ...value(locationFrom211(gentZuid(), CPO)), parking_type: 'ALONG_MOTORWAY' }).location;
     assert.equal(locationTo211(location).type, 'UNKNOWN');
   });
 });

@@ -35,6 +35,7 @@ Commands:
   cpo disconnect NAME                                       unregister at the CPO and stop using the connection
   cpo sync NAME [--full]                                    pull the CPO's locations, tariffs, sessions and CDRs now
   cpo rotate NAME                                           renew both credentials tokens of a connection
+  cpo quality NAME [--json]                                 what was normalized or refused of the CPO's data, by rule, with examples
   sandbox cpo                                               run the sandbox CPO network as its own process (for service instances
                                                             started with CPO_SANDBOX=false): waits for the service at PUBLIC_BASE_URL,
                                                             connects the network over OCPI if not yet connected, serves until Ctrl-C
@@ -68,6 +69,7 @@ const COMMANDS = [
   'cpo disconnect',
   'cpo sync',
   'cpo rotate',
+  'cpo quality',
   'sandbox cpo',
   'webhooks list',
   'webhooks deliveries',
@@ -141,7 +143,7 @@ export function parseCommandLine(argv: string[]): CommandLine | undefined {
   if (command === 'clients update' && (rateLimit === undefined || (rateLimit !== 'default' && !/^\d{1,10}$/.test(rateLimit)))) {
     throw new UsageError('clients update needs --rate-limit N (requests per minute; 0 = unlimited, "default" = RATE_LIMIT_PER_MINUTE)');
   }
-  if (['stations import', 'partners add', 'partners remove', 'cpo disconnect', 'cpo sync', 'cpo rotate'].includes(command) && !arg) {
+  if (['stations import', 'partners add', 'partners remove', 'cpo disconnect', 'cpo sync', 'cpo rotate', 'cpo quality'].includes(command) && !arg) {
     throw new UsageError(`${command} needs an argument`);
   }
   if (command === 'webhooks list' && !isUuid(values.client ?? '')) {

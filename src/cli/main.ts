@@ -6,6 +6,7 @@ import { type CommandLine, type CommandName, parseCommandLine, USAGE, UsageError
 import { billsHeld, billsRelease } from './commands/bills.ts';
 import { clientsCreate, clientsDisable, clientsList, clientsUpdate } from './commands/clients.ts';
 import { cpoConnect, cpoDisconnect, cpoInvite, cpoList, cpoRotate, cpoSync } from './commands/cpo.ts';
+import { cpoQuality } from './commands/cpo-quality.ts';
 import { migrate } from './commands/migrate.ts';
 import { partnersAdd, partnersList, partnersRemove } from './commands/partners.ts';
 import { stationsGenerate, stationsImport } from './commands/stations.ts';
@@ -36,6 +37,7 @@ const SESSION_COMMANDS: Record<Exclude<CommandName, 'sandbox cpo'>, (session: Se
   'cpo disconnect': cpoDisconnect,
   'cpo sync': cpoSync,
   'cpo rotate': cpoRotate,
+  'cpo quality': cpoQuality,
   'webhooks list': webhooksList,
   'webhooks deliveries': webhooksDeliveries,
 };

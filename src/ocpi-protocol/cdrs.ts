@@ -4,12 +4,11 @@
 // CdrToken and AuthMethod are shared with Sessions and come from sessions.ts.
 // Written from the spec's tables.
 import { type Static, Type } from 'typebox';
-import { CONNECTOR_STANDARDS, OcpiTariff } from './locations-tariffs.ts';
+import { CONNECTOR_FORMATS, CONNECTOR_STANDARDS, OcpiTariff, POWER_TYPES } from './locations-tariffs.ts';
 import { AuthMethod, CdrToken, ChargingPeriod, Currency } from './sessions.ts';
-import { CiString, CountryCode, DateTime, PartyId, Price } from './types.ts';
+import { CiString, CountryCode, DateTime, OpenEnum, PartyId, Price } from './types.ts';
 
-export const CONNECTOR_FORMATS = ['SOCKET', 'CABLE'] as const;
-export const POWER_TYPES = ['AC_1_PHASE', 'AC_2_PHASE', 'AC_2_PHASE_SPLIT', 'AC_3_PHASE', 'DC'] as const;
+export { CONNECTOR_FORMATS, POWER_TYPES };
 
 /** GeoLocation (mod_locations): decimal degrees as strings, string(10) and string(11), with the spec's regexes. */
 export const GeoLocation = Type.Object({
@@ -34,7 +33,7 @@ export const CdrLocation = Type.Object({
   evse_uid: CiString(36),
   evse_id: CiString(48),
   connector_id: CiString(36),
-  connector_standard: Type.Enum(CONNECTOR_STANDARDS),
+  connector_standard: OpenEnum(CONNECTOR_STANDARDS),
   connector_format: Type.Enum(CONNECTOR_FORMATS),
   connector_power_type: Type.Enum(POWER_TYPES),
 });

@@ -3,7 +3,7 @@
 // send them; these schemas validate everything that enters it (generator, file
 // import, OCPI receiver interfaces), and the sandbox CPO network sends the same.
 import { type Static, Type } from 'typebox';
-import { CiString, DateOnly, DateTime, DisplayText, Price, Time } from './types.ts';
+import { CiString, DateOnly, DateTime, DisplayText, OpenEnum, Price, Time } from './types.ts';
 
 export const EVSE_STATUSES = ['AVAILABLE', 'BLOCKED', 'CHARGING', 'INOPERATIVE', 'OUTOFORDER', 'PLANNED', 'REMOVED', 'RESERVED', 'UNKNOWN'] as const;
 export type EvseStatus = (typeof EVSE_STATUSES)[number];
@@ -52,6 +52,27 @@ export const CONNECTOR_STANDARDS = [
 ] as const;
 export type ConnectorStandard = (typeof CONNECTOR_STANDARDS)[number];
 
+export const CONNECTOR_FORMATS = ['SOCKET', 'CABLE'] as const;
+export const POWER_TYPES = ['AC_1_PHASE', 'AC_2_PHASE', 'AC_2_PHASE_SPLIT', 'AC_3_PHASE', 'DC'] as const;
+export const CAPABILITIES = [
+  'CHARGING_PROFILE_CAPABLE',
+  'CHARGING_PREFERENCES_CAPABLE',
+  'CHIP_CARD_SUPPORT',
+  'CONTACTLESS_CARD_SUPPORT',
+  'CREDIT_CARD_PAYABLE',
+  'DEBIT_CARD_PAYABLE',
+  'PED_TERMINAL',
+  'REMOTE_START_STOP_CAPABLE',
+  'RESERVABLE',
+  'RFID_READER',
+  'START_SESSION_CONNECTOR_REQUIRED',
+  'TOKEN_GROUP_CAPABLE',
+  'UNLOCK_CAPABLE',
+] as const;
+export const PARKING_RESTRICTIONS = ['EV_ONLY', 'PLUGGED', 'DISABLED', 'CUSTOMERS', 'MOTORCYCLES'] as const;
+export const PARKING_TYPES = ['ALONG_MOTORWAY', 'PARKING_GARAGE', 'PARKING_LOT', 'ON_DRIVEWAY', 'ON_STREET', 'UNDERGROUND_GARAGE'] as const;
+export const TARIFF_TYPES = ['AD_HOC_PAYMENT', 'PROFILE_CHEAP', 'PROFILE_FAST', 'PROFILE_GREEN', 'REGULAR'] as const;
+
 export const FACILITIES = [
   'HOTEL',
   'RESTAURANT',
@@ -77,9 +98,10 @@ export const FACILITIES = [
 
 export const OcpiConnector = Type.Object({
   id: CiString(36),
-  standard: Type.String({ enum: [...CONNECTOR_STANDARDS] }),
-  format: Type.String({ enum: ['SOCKET', 'CABLE'] }),
-  power_type: Type.String({ enum: ['AC_1_PHASE', 'AC_2_PHASE', 'AC_2_PHASE_SPLIT', 'AC_3_PHASE', 'DC'] }),
+  // ConnectorType is an open enum (official OpenAPI): a standard newer than 2.2.1 is valid, and unknown to our projection.
+  standard: OpenEnum(CONNECTOR_STANDARDS),
+  format: Type.String({ enum: [...CONNECTOR_FORMATS] }),
+  power_type: Type.String({ enum: [...POWER_TYPES] }),
   max_voltage: Type.Integer({ minimum: 0 }),
   max_amperage: Type.Integer({ minimum: 0 }),
   max_electric_power: Type.Optional(Type.Integer({ minimum: 0, description: 'Watts' })),
@@ -98,14 +120,16 @@ export const OcpiEvse = Type.Object({
   uid: CiString(36),
   evse_id: Type.Optional(CiString(48)),
   status: Type.String({ enum: [...EVSE_STATUSES] }),
-  status_schedule: Type.Optional(Type.Array(Type.Object({ period_begin: DateTime, period_end: Type.Optional(DateTime), status: Type.String() }))),
-  capabilities: Type.Optional(Type.Array(Type.String())),
+  status_schedule: Type.Optional(
+    Type.Array(Type.Object({ period_begin: DateTime, period_end: Type.Optional(DateTime), status: Type.String({ enum: [...EVSE_STATUSES] }) })),
+  ),
+  capabilities: Type.Optional(Type.Array(OpenEnum(CAPABILITIES))),
   connectors: Type.Array(OcpiConnector, { minItems: 1 }),
   floor_level: Type.Optional(Type.String({ maxLength: 4 })),
   coordinates: Type.Optional(GeoLocation),
   physical_reference: Type.Optional(Type.String({ maxLength: 16 })),
   directions: Type.Optional(Type.Array(DisplayText)),
-  parking_restrictions: Type.Optional(Type.Array(Type.String())),
+  parking_restrictions: Type.Optional(Type.Array(OpenEnum(PARKING_RESTRICTIONS))),
   images: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
   last_updated: DateTime,
 });
@@ -134,13 +158,13 @@ export const OcpiLocation = Type.Object({
   country: Type.String({ minLength: 3, maxLength: 3, description: 'ISO 3166-1 alpha-3' }),
   coordinates: GeoLocation,
   related_locations: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
-  parking_type: Type.Optional(Type.String()),
+  parking_type: Type.Optional(OpenEnum(PARKING_TYPES)),
   evses: Type.Optional(Type.Array(OcpiEvse)),
   directions: Type.Optional(Type.Array(DisplayText)),
   operator: Type.Optional(BusinessDetails),
   suboperator: Type.Optional(BusinessDetails),
   owner: Type.Optional(BusinessDetails),
-  facilities: Type.Optional(Type.Array(Type.String({ enum: [...FACILITIES] }))),
+  facilities: Type.Optional(Type.Array(OpenEnum(FACILITIES))),
   time_zone: Type.String({ minLength: 1, maxLength: 255 }),
   opening_times: Type.Optional(
     Type.Object({
@@ -188,7 +212,7 @@ export const OcpiTariff = Type.Object({
   party_id: CiString(3),
   id: CiString(36),
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
-  type: Type.Optional(Type.String({ enum: ['AD_HOC_PAYMENT', 'PROFILE_CHEAP', 'PROFILE_FAST', 'PROFILE_GREEN', 'REGULAR'] })),
+  type: Type.Optional(OpenEnum(TARIFF_TYPES)),
   tariff_alt_text: Type.Optional(Type.Array(DisplayText)),
   tariff_alt_url: Type.Optional(Type.String()),
   min_price: Type.Optional(Price),

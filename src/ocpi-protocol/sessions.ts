@@ -5,7 +5,7 @@
 // Written from the spec's tables.
 import { type Static, Type } from 'typebox';
 import { TokenType } from './tokens.ts';
-import { CiString, CountryCode, DateTime, PartyId, Price } from './types.ts';
+import { CiString, CountryCode, DateTime, OpenEnum, PartyId, Price } from './types.ts';
 
 export { PROFILE_TYPES, ProfileType } from './tokens.ts';
 
@@ -33,8 +33,9 @@ export const CDR_DIMENSION_TYPES = [
   'STATE_OF_CHARGE',
   'TIME',
 ] as const;
-export const CdrDimensionType = Type.Enum(CDR_DIMENSION_TYPES);
-export type CdrDimensionType = Static<typeof CdrDimensionType>;
+/** An open enum (official OpenAPI): a dimension newer than 2.2.1 is valid, and priced by nothing. */
+export const CdrDimensionType = OpenEnum(CDR_DIMENSION_TYPES);
+export type CdrDimensionType = (typeof CDR_DIMENSION_TYPES)[number];
 export const SESSION_ONLY_DIMENSIONS = ['CURRENT', 'ENERGY_EXPORT', 'ENERGY_IMPORT', 'POWER', 'STATE_OF_CHARGE'] as const satisfies readonly CdrDimensionType[];
 
 /** The currency of a Session or CDR: ISO 4217, string(3). */

@@ -1,6 +1,7 @@
 // The only place that reads process.env. Every setting is parsed and validated
 // here; anything wrong stops start-up with a message that names the variable.
 import path from 'node:path';
+import { parseQuirks, type Quirk } from '../sandbox/cpo/quirk-names.ts';
 import { CRASH_POINTS } from './crash-points.ts';
 
 export type RuntimeMode = 'development' | 'production' | 'test';
@@ -150,7 +151,14 @@ export interface OcpiConfig {
   /** How far back a full pull of Sessions and CDRs reaches (their GET always carries date_from). */
   pullHorizonDays: number;
   /** The built-in sandbox CPO network, started beside the service and connected through the credentials handshake. */
-  cpoSandbox: { enabled: boolean; port: number; timeCompression: number; statusChangesPerSecond: number; ocpiVersion: '2.2.1' | '2.1.1' };
+  cpoSandbox: {
+    enabled: boolean;
+    port: number;
+    timeCompression: number;
+    statusChangesPerSecond: number;
+    quirks: Quirk[];
+    ocpiVersion: '2.2.1' | '2.1.1';
+  };
 }
 
 export class ConfigError extends Error {
@@ -199,6 +207,15 @@ function connectionsConfig(env: Env): Config['connections'] {
     requestMs,
     keepAliveMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 600_000),
   };
+}
+
+/** CPO_SANDBOX_QUIRKS: the imperfect data the sandbox CPO network sends (src/sandbox/cpo/README.md). */
+function sandboxQuirks(env: Env): Quirk[] {
+  try {
+    return parseQuirks(read(env, 'CPO_SANDBOX_QUIRKS'));
+  } catch (error) {
+    throw new ConfigError('CPO_SANDBOX_QUIRKS', (error as Error).message);
+  }
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -472,6 +489,7 @@ function ocpiConfig(env: Env, mode: Config['mode']): OcpiConfig {
       port: integer(env, 'CPO_SANDBOX_PORT', 8444, 0, 65535),
       timeCompression: integer(env, 'CPO_SANDBOX_TIME_COMPRESSION', 60, 1, 3_600),
       statusChangesPerSecond: integer(env, 'CPO_SANDBOX_STATUS_CHANGES_PER_SECOND', 2, 0, 10_000),
+      quirks: sandboxQuirks(env),
       // The OCPI version the sandbox network speaks (its personality, src/sandbox/cpo/wire.ts).
       ocpiVersion: oneOf(env, 'CPO_SANDBOX_OCPI_VERSION', ['2.2.1', '2.1.1'] as const, '2.2.1'),
     },

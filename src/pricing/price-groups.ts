@@ -6,7 +6,7 @@
 // Conventions (the API contract leaves these open; they are fixed here):
 //
 // Grouping
-// - Key: connector standard (`type`, the OCPI name) + power (kW) + applicable
+// - Key: connector standard (`type`, the OCPI name; UNKNOWN for one 2.2.1 does not list) + power (kW) + applicable
 //   tariff (country_code/party_id/id of the resolved tariff; "no tariff" is its
 //   own key). An EVSE is listed once per group even when several of its
 //   connectors fall in it, and appears in several groups when its connectors
@@ -116,7 +116,7 @@
 //   whole seconds, offset always numeric ("+00:00", never "Z"); the offset comes
 //   from Intl.DateTimeFormat. An unknown time zone throws RangeError.
 import Big from 'big.js';
-import type { OcpiConnector, OcpiEvse, OcpiPriceComponent, OcpiTariff } from '../ocpi-protocol/locations-tariffs.ts';
+import { CONNECTOR_STANDARDS, type OcpiConnector, type OcpiEvse, type OcpiPriceComponent, type OcpiTariff } from '../ocpi-protocol/locations-tariffs.ts';
 import { localIsoDateTime, WEEKDAYS } from './local-time.ts';
 
 export type ScheduleKey = (typeof WEEKDAYS)[number] | 'ALL';
@@ -239,10 +239,12 @@ export function derivePriceGroups(
     for (const connector of evse.connectors) {
       const power = connectorPowerKw(connector);
       const tariff = applicableTariff(connector, findTariff, nowMs);
-      const key = JSON.stringify([connector.standard, power, tariff ? tariffKey(tariff) : null]);
+      // ConnectorType is an open enum: a standard 2.2.1 does not list is shown as UNKNOWN (one group for all such).
+      const type = (CONNECTOR_STANDARDS as readonly string[]).includes(connector.standard) ? connector.standard : 'UNKNOWN';
+      const key = JSON.stringify([type, power, tariff ? tariffKey(tariff) : null]);
       let bucket = buckets.get(key);
       if (!bucket) {
-        bucket = { type: connector.standard, power, tariff, evseIds: [] };
+        bucket = { type, power, tariff, evseIds: [] };
         buckets.set(key, bucket);
       }
       if (!bucket.evseIds.includes(evseId)) bucket.evseIds.push(evseId);

@@ -117,7 +117,7 @@ export async function cpoSync(session: Session, { arg, values, json }: CommandLi
   print(
     json,
     counts,
-    `pulled ${counts.locations} locations, ${counts.tariffs} tariffs, ${counts.sessions} sessions, ${counts.cdrs} CDRs (${counts.skipped} invalid skipped)`,
+    `pulled ${counts.locations} locations, ${counts.tariffs} tariffs, ${counts.sessions} sessions, ${counts.cdrs} CDRs (${counts.skipped} left out: charging-access cpo quality ${arg} says why)`,
   );
 }
 

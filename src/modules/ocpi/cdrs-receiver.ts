@@ -1,9 +1,11 @@
 // The CDRs Receiver: a CPO POSTs each CDR once (CDRs are immutable) and may
 // read back our copy; a new CDR is told to other modules (events.cdrReceived)
 // in the transaction that stores it.
+import { readCdr } from '../../ocpi-protocol/reader/session-cdr.ts';
 import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
-import { type CDR, parseCdr } from '../../ocpi-protocol/validate.ts';
-import { locationKey, ok, type PartyPath, type ReceiversContext, requireParty } from './receiver-context.ts';
+import type { CDR } from '../../ocpi-protocol/validate.ts';
+import { objectIdOf } from './quality.ts';
+import { locationKey, type PartyPath, type ReceiversContext, requireParty, taken } from './receiver-context.ts';
 import * as repo from './repository.ts';
 
 /**
@@ -12,7 +14,12 @@ import * as repo from './repository.ts';
  */
 export async function postCdr(ctx: ReceiversContext, connection: repo.Connection, body: unknown): Promise<{ location: string; created: boolean }> {
   const { db, clock } = ctx;
-  const cdr = ok(parseCdr(body), 'CDR');
+  // The party is checked before the CDR is read: what another party's CDR holds is not recorded for this connection.
+  const sent = (body !== null && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  if (typeof sent.country_code === 'string' && typeof sent.party_id === 'string') {
+    await requireParty(ctx, connection, { country_code: sent.country_code, party_id: sent.party_id });
+  }
+  const cdr = await taken(ctx, connection, 'cdrs', objectIdOf(body), readCdr(body));
   const party = { country_code: cdr.country_code.toUpperCase(), party_id: cdr.party_id.toUpperCase() };
   await requireParty(ctx, connection, party);
   const stored = { ...cdr, ...party };

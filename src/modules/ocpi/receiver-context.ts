@@ -2,12 +2,15 @@
 // ingestion, other modules' listeners and our OCPI base URL), and the checks
 // they share: the body is an object, ids in the body match the URL, the
 // connection owns the party, and invalid objects become OCPI 2001 errors.
+import type { Finding, Reading } from '../../ocpi-protocol/reader/rules.ts';
+import { looseDateTime } from '../../ocpi-protocol/reader/schema-rules.ts';
 import { invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
 import { isDateTime } from '../../ocpi-protocol/types.ts';
 import type { CDR, Session } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database, Queryable } from '../../platform/db.ts';
 import { type Ingestion, InvalidOcpiObject } from '../stations/ingest.ts';
+import { type QualityModule, recordFindings } from './quality.ts';
 import * as repo from './repository.ts';
 
 export interface PartyPath {
@@ -45,10 +48,13 @@ export function requireObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
+/** A PATCH's last_updated; one in a near-miss format (a space for T, a +hhmm offset) is read as that instant, in UTC. */
 export function requireLastUpdated(patch: Record<string, unknown>): string {
   const value = patch.last_updated;
-  if (!isDateTime(value)) throw invalidParameters('a PATCH must carry last_updated (an RFC 3339 date-time)');
-  return value;
+  const stamp = isDateTime(value) ? value : typeof value === 'string' ? looseDateTime(value) : undefined;
+  if (stamp === undefined) throw invalidParameters('a PATCH must carry last_updated (an RFC 3339 date-time)');
+  patch.last_updated = stamp;
+  return stamp;
 }
 
 export function checkMatches(body: Record<string, unknown>, field: string, expected: string): void {
@@ -103,3 +109,31 @@ export async function requireParty(ctx: ReceiversContext, connection: repo.Conne
 
 // country_code and party_id are case-insensitive (CiString): stored upper-case.
 export const locationKey = (party: PartyPath, id: string) => ({ country_code: party.country_code.toUpperCase(), party_id: party.party_id.toUpperCase(), id });
+
+/** The findings about a part of an object (an EVSE, a connector pushed alone), named as that part. */
+export const aboutPart = (findings: readonly Finding[], part: string): Finding[] => findings.map((f) => (f.part === undefined ? { ...f, part } : f));
+
+/**
+ * What the tolerant reader made of a pushed object: its findings are recorded
+ * for the connection (cpo quality); a refused object is answered 2001 with
+ * the reader's message (it names the fields). Returns the object to store.
+ */
+export async function taken<T>(
+  ctx: ReceiversContext,
+  connection: repo.Connection,
+  module: QualityModule,
+  objectId: string,
+  reading: Reading<T>,
+  part?: string,
+): Promise<T> {
+  const findings = part === undefined ? reading.findings : aboutPart(reading.findings, part);
+  await recordFindings(ctx, connection.id, module, [{ objectId, findings }]);
+  if (!reading.ok) throw invalidParameters(reading.message);
+  return reading.value;
+}
+
+/** The status_message of a stored push of which parts were left out (an EVSE, a connector): the CPO is told which. */
+export function leftOutMessage(findings: readonly Finding[], isRejection: (f: Finding) => boolean): string | undefined {
+  const parts = findings.filter(isRejection).map((f) => `${f.part ?? f.path} (${f.rule})`);
+  return parts.length === 0 ? undefined : `stored without ${parts.slice(0, 5).join(', ')}${parts.length > 5 ? ` and ${parts.length - 5} more` : ''}`;
+}

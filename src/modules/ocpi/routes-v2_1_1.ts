@@ -78,7 +78,8 @@ export function registerRoutes211(app: FastifyInstance, deps: OcpiRoutesDeps): v
     if ((request.routeOptions.config as { ocpiVersion?: string } | undefined)?.ocpiVersion === OCPI_2_1_1) requireVersion211(request);
   });
   const ok = (reply: Parameters<typeof sendOcpi>[0], data?: unknown) => sendOcpi(reply, clock, 200, data);
-  const stored = (reply: Parameters<typeof sendOcpi>[0], created: boolean) => sendOcpi(reply, clock, created ? 201 : 200, undefined);
+  const stored = (reply: Parameters<typeof sendOcpi>[0], created: boolean, message?: string) =>
+    sendOcpi(reply, clock, created ? 201 : 200, undefined, OCPI_STATUS.success, message);
   const call = (request: FastifyRequest) => ({ rawTokenUsed: request.ocpiRawToken === true, version: OCPI_2_1_1 });
   const us = connections.ourParty();
 
@@ -119,7 +120,8 @@ export function registerRoutes211(app: FastifyInstance, deps: OcpiRoutesDeps): v
         : p.evse_uid
           ? converted(evseFrom211(request.body), 'EVSE')
           : converted(locationFrom211(request.body, party), 'Location');
-      return stored(reply, await receivers.putLocation(connectionOf(request), party, p.location_id as string, p.evse_uid, p.connector_id, body));
+      const outcome = await receivers.putLocation(connectionOf(request), party, p.location_id as string, p.evse_uid, p.connector_id, body);
+      return stored(reply, outcome.created, outcome.message);
     });
     app.patch(path, { config: registered }, async (request, reply) => {
       const p = request.params as Params;

@@ -3,10 +3,11 @@
 // results, and our Tokens sender interface. Handlers parse, call the module,
 // and answer the envelope.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { pageHeaders, parsePageQuery } from '../../ocpi-protocol/transport.ts';
+import { OCPI_STATUS, pageHeaders, parsePageQuery } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import type { RateLimiter } from '../../platform/rate-limit/limiter.ts';
+import { installOcpiBodyParsing } from './body-parsing.ts';
 import type { Connections } from './connections.ts';
 import { connectionOf, installOcpiEdge, sendOcpi, type TokenAccess } from './http.ts';
 import type { Receivers } from './receivers.ts';
@@ -35,12 +36,14 @@ export function ocpiRoutes(deps: OcpiRoutesDeps) {
   const { clock, connections, receivers } = deps;
   return async (app: FastifyInstance) => {
     installOcpiEdge(app, { auth: connections, clock, us: connections.ourParty(), ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}) });
-    // OCPI peers send JSON; some send it as text/plain. Either is read as JSON.
-    app.addContentTypeParser('text/plain', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'ignore'));
+    // OCPI peers send JSON, labelled application/json, text/plain, something else or nothing: all of it is read as JSON.
+    installOcpiBodyParsing(app);
     const ok = (reply: Parameters<typeof sendOcpi>[0], data?: unknown) => sendOcpi(reply, clock, 200, data);
     // status_codes: "HTTP `200 - Ok` when the object already existed and has successfully been updated. HTTP `201 - Created`
     // when the object has been newly created in the server system."
-    const stored = (reply: Parameters<typeof sendOcpi>[0], created: boolean) => sendOcpi(reply, clock, created ? 201 : 200, undefined);
+    // A Location stored without some of its EVSEs or connectors (the tolerant reader left them out) says which.
+    const stored = (reply: Parameters<typeof sendOcpi>[0], created: boolean, message?: string) =>
+      sendOcpi(reply, clock, created ? 201 : 200, undefined, OCPI_STATUS.success, message);
     const rawTokenUsed = (request: FastifyRequest) => request.ocpiRawToken === true;
 
     // Versions and credentials (a TOKEN_A is enough here)
@@ -71,8 +74,8 @@ export function ocpiRoutes(deps: OcpiRoutesDeps) {
       });
       app.put(path, async (request, reply) => {
         const p = request.params as Params;
-        const created = await receivers.putLocation(connectionOf(request), partyOf(p), p.location_id as string, p.evse_uid, p.connector_id, request.body);
-        return stored(reply, created);
+        const outcome = await receivers.putLocation(connectionOf(request), partyOf(p), p.location_id as string, p.evse_uid, p.connector_id, request.body);
+        return stored(reply, outcome.created, outcome.message);
       });
       app.patch(path, async (request, reply) => {
         const p = request.params as Params;

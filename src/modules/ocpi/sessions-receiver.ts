@@ -1,9 +1,12 @@
 // The Sessions Receiver: a CPO reads back, PUTs and PATCHes its Sessions; a
 // stored change is told to other modules (events.sessionChanged) in the same
 // transaction.
-import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
-import { parseSession, parseSessionPatch, type Session } from '../../ocpi-protocol/validate.ts';
-import { checkOwnKey, locationKey, ok, type PartyPath, type ReceiversContext, requireLastUpdated, requireObject, requireParty } from './receiver-context.ts';
+import type { Finding } from '../../ocpi-protocol/reader/rules.ts';
+import { readSession, readSessionPatch } from '../../ocpi-protocol/reader/session-cdr.ts';
+import { invalidParameters, OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
+import type { Session } from '../../ocpi-protocol/validate.ts';
+import { objectIdOf, recordFindings } from './quality.ts';
+import { checkOwnKey, locationKey, type PartyPath, type ReceiversContext, requireLastUpdated, requireObject, requireParty, taken } from './receiver-context.ts';
 import * as repo from './repository.ts';
 
 export async function getSession(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, sessionId: string) {
@@ -19,7 +22,7 @@ export async function putSession(ctx: ReceiversContext, connection: repo.Connect
   const object = requireObject(body);
   checkOwnKey(object, party, sessionId);
   const key = locationKey(party, sessionId);
-  const session = ok(parseSession({ ...object, ...key }), 'Session');
+  const session = await taken(ctx, connection, 'sessions', objectIdOf(key), readSession({ ...object, ...key }));
   return ctx.db.transaction(async (tx) => {
     const written = await repo.upsertSession(tx, connection.id, session, ctx.clock.now());
     if (written) await ctx.events?.sessionChanged?.(tx, session, connection.id);
@@ -32,8 +35,26 @@ export async function patchSession(ctx: ReceiversContext, connection: repo.Conne
   const patch = requireObject(body);
   const stamp = requireLastUpdated(patch);
   checkOwnKey(patch, party, sessionId);
-  ok(parseSessionPatch(patch), 'Session PATCH');
   const key = locationKey(party, sessionId);
+  const read = readSessionPatch(patch);
+  const findings: Finding[] = [...read.findings];
+  try {
+    if (!read.ok) throw invalidParameters(read.message);
+    await applySessionPatch(ctx, connection, key, { ...read.value, last_updated: stamp }, findings);
+  } finally {
+    await recordFindings(ctx, connection.id, 'sessions', [{ objectId: objectIdOf(key), findings }]);
+  }
+}
+
+async function applySessionPatch(
+  ctx: ReceiversContext,
+  connection: repo.Connection,
+  key: ReturnType<typeof locationKey>,
+  patch: Record<string, unknown>,
+  findings: Finding[],
+) {
+  const sessionId = key.id;
+  const stamp = patch.last_updated as string;
   await ctx.db.transaction(async (tx) => {
     const stored = await repo.findSession(tx, key, { forUpdate: true });
     if (!stored || stored.connection_id !== connection.id) throw new OcpiError(404, OCPI_STATUS.clientError, `Unknown session ${sessionId}`);
@@ -47,7 +68,10 @@ export async function patchSession(ctx: ReceiversContext, connection: repo.Conne
       (p) => !starts.has(Date.parse(p.start_date_time)),
     );
     const merged = { ...current, ...patch, ...key, charging_periods: [...known, ...periods] };
-    const next = ok(parseSession(merged), 'Session after PATCH');
+    const reading = readSession(merged);
+    findings.push(...reading.findings);
+    if (!reading.ok) throw invalidParameters(reading.message.replace(/^Session/, 'Session after PATCH'));
+    const next = reading.value;
     await repo.upsertSession(tx, connection.id, next, ctx.clock.now());
     await ctx.events?.sessionChanged?.(tx, next, connection.id);
   });

@@ -1,21 +1,28 @@
 // Pulling from a CPO's Sender interfaces: the initial sync after connecting
 // and the periodic reconciliation (only what changed since the last pull).
-// Invalid objects are logged and skipped, the valid ones of the same page
-// are kept (transport_and_format: "process the correct objects").
+// Every object goes through the tolerant reader (ocpi-protocol/reader/):
+// what can be used is normalized and kept, what cannot is left out alone,
+// the rest of its page kept (transport_and_format: "process the correct
+// objects"), and both are recorded per connection (quality.ts).
 // Each module is pulled on its own: one that fails (a CPO refusing it, a
 // timeout) is reported and keeps its sync position, the others go on and
 // move theirs. Sessions and CDRs are always asked for with date_from
 // (mod_sessions makes it required): from the module's sync position, or the
 // configured horizon on a full pull.
 import { ocpiPages } from '../../ocpi-protocol/client.ts';
+import type { OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import { readLocation } from '../../ocpi-protocol/reader/location.ts';
+import type { Finding, Reading } from '../../ocpi-protocol/reader/rules.ts';
+import { readCdr, readSession } from '../../ocpi-protocol/reader/session-cdr.ts';
+import { readTariff } from '../../ocpi-protocol/reader/tariff.ts';
 import { OCPI_2_1_1, pulledFrom211 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
-import { parseCdr, parseSession } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Database } from '../../platform/db.ts';
-import { type Ingestion, InvalidOcpiObject, parseOcpiLocation, parseOcpiTariff } from '../stations/ingest.ts';
+import { type Database, isDatabaseUnavailable } from '../../platform/db.ts';
+import type { Ingestion } from '../stations/ingest.ts';
 import { linkCdrToSession211 } from './cdr-session-v2_1_1.ts';
 import type { Connections } from './connections.ts';
 import { endpointOf } from './connections.ts';
+import { type ObjectFindings, objectIdOf, recordFindings } from './quality.ts';
 import type { OcpiEvents } from './receivers.ts';
 import * as repo from './repository.ts';
 
@@ -70,17 +77,7 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
   const headers = deps.connections.routingTo(connection);
   const parties = new Set(connection.roles.filter((r) => r.role === 'CPO').map((r) => `${r.country_code.toUpperCase()}*${r.party_id.toUpperCase()}`));
   const counts: SyncCounts = { tariffs: 0, locations: 0, sessions: 0, cdrs: 0, skipped: 0, failed: [] };
-  const skip = (module: string, object: unknown, reason: string) => {
-    counts.skipped++;
-    const id = (object as { id?: unknown } | null)?.id;
-    deps.log?.('warn', 'skipped an invalid object from a CPO', {
-      connection: connection.name,
-      module,
-      id: typeof id === 'string' ? id.slice(0, 40) : undefined,
-      reason,
-    });
-  };
-  // A 2.1.1 CPO's objects are read through the 2.1.1 adapter: of its one party (2.1.1 objects name none), their tokens ours.
+  // A 2.1.1 CPO's objects go through the 2.1.1 adapter first: of its one party (2.1.1 objects name none), their tokens ours.
   const cpo = connection.roles.find((r) => r.role === 'CPO');
   const party = { country_code: cpo?.country_code.toUpperCase() ?? '', party_id: cpo?.party_id.toUpperCase() ?? '' };
   const us = deps.connections.ourParty();
@@ -88,17 +85,45 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
     connection,
     counts,
     onProgress,
-    /** The object as 2.2.1 has it (a 2.2.1 peer's as it came); undefined, and skipped, when a 2.1.1 object cannot be converted. */
-    read(module: PulledModule, object: unknown): unknown {
-      if (connection.version !== OCPI_2_1_1) return object;
-      const converted = pulledFrom211(module, object, party, us);
-      if (converted.ok) return converted.value;
-      skip(module, object, converted.errors.map((e) => `${e.path} ${e.message}`).join('; '));
-      return undefined;
+    /**
+     * A page's objects as 2.2.1 has them, for the reader: a 2.2.1 peer's as they came; a 2.1.1 peer's converted
+     * (a CDR also linked to its Session, cdr-session-v2_1_1.ts), those that cannot be converted refused ('invalid').
+     */
+    async fromPeer(module: PulledModule, items: unknown[]): Promise<{ items: unknown[]; refused: ObjectFindings[] }> {
+      if (connection.version !== OCPI_2_1_1) return { items, refused: [] };
+      const converted: unknown[] = [];
+      const refused: ObjectFindings[] = [];
+      for (const item of items) {
+        const result = pulledFrom211(module, item, party, us);
+        if (!result.ok) {
+          const first = result.errors[0];
+          refused.push({
+            objectId: objectIdOf(item),
+            findings: [{ rule: 'invalid', path: first?.path ?? '', detail: `OCPI 2.1.1: ${first?.message ?? ''}`.slice(0, 120) }],
+          });
+        } else converted.push(module === 'cdrs' ? await linkCdrToSession211(deps.db, connection.id, result.value) : result.value);
+      }
+      return { items: converted, refused };
     },
     owned: (o: { country_code?: unknown; party_id?: unknown }) =>
       typeof o.country_code === 'string' && typeof o.party_id === 'string' && parties.has(`${o.country_code.toUpperCase()}*${o.party_id.toUpperCase()}`),
-    skip,
+    /**
+     * The findings of a page are recorded (cpo quality); objects left out are counted and summed up in one log line
+     * per page (never the objects themselves: a CPO sending thousands of bad objects makes no more than a line a page).
+     */
+    async report(module: PulledModule, findings: ObjectFindings[], leftOut: ObjectFindings[]): Promise<void> {
+      await recordFindings(deps, connection.id, module, findings);
+      if (leftOut.length === 0) return;
+      counts.skipped += leftOut.length;
+      const first = leftOut[0] as ObjectFindings;
+      deps.log?.('warn', 'left out objects from a CPO that cannot be used (charging-access cpo quality shows why)', {
+        connection: connection.name,
+        module,
+        count: leftOut.length,
+        first: first.objectId.slice(0, 60),
+        rule: first.findings.at(-1)?.rule,
+      });
+    },
     pages(module: PulledModule, since: Date | undefined) {
       const url = endpointOf(connection, module, 'SENDER');
       return url
@@ -116,30 +141,79 @@ const upper = <T extends { country_code: string; party_id: string }>(o: T): T =>
   party_id: o.party_id.toUpperCase(),
 });
 
+/**
+ * The objects of a page read by the tolerant reader: those taken (of the
+ * connection's parties, each once: a repeated one, the latest), and the
+ * findings of every object, the refused ones apart.
+ */
+export function readPage<T extends { country_code: string; party_id: string; id: string; last_updated: string }>(
+  items: readonly unknown[],
+  read: (raw: unknown) => Reading<T>,
+  owned: (o: T) => boolean,
+): { taken: T[]; findings: ObjectFindings[]; leftOut: ObjectFindings[] } {
+  const byKey = new Map<string, T>();
+  const findings: ObjectFindings[] = [];
+  const leftOut: ObjectFindings[] = [];
+  for (const raw of items) {
+    const reading = read(raw);
+    const objectId = objectIdOf(reading.ok ? reading.value : raw);
+    const found: Finding[] = [...reading.findings];
+    if (reading.ok && !owned(reading.value)) found.push({ rule: 'foreign-party', path: '/party_id', detail: 'not a party of this connection' });
+    if (found.length > 0) findings.push({ objectId, findings: found });
+    if (!reading.ok || !owned(reading.value)) {
+      leftOut.push({ objectId, findings: found });
+      continue;
+    }
+    const value = upper(reading.value);
+    const key = `${value.country_code}*${value.party_id}*${value.id}`;
+    const seen = byKey.get(key);
+    if (seen) findings.push({ objectId, findings: [{ rule: 'duplicate-in-page', path: '/id' }] });
+    if (!seen || Date.parse(value.last_updated) >= Date.parse(seen.last_updated)) byKey.set(key, value);
+  }
+  return { taken: [...byKey.values()], findings, leftOut };
+}
+
+/**
+ * Stores a page of the catalogue in one transaction; when the database refuses it for one object (not because it is
+ * unavailable), each object is stored alone, so the one refused is left out and the rest of the page is kept.
+ */
+async function storeCatalogue(deps: SyncDeps, module: 'tariffs' | 'locations', objects: (OcpiTariff | OcpiLocation)[], leftOut: ObjectFindings[]) {
+  const batch = (some: typeof objects) => (module === 'tariffs' ? { tariffs: some } : { locations: some });
+  const stored = (r: { tariffs: number; locations: number }) => (module === 'tariffs' ? r.tariffs : r.locations);
+  try {
+    return stored(await deps.ingestion.ingest(batch(objects), { notify: false }));
+  } catch (error) {
+    if (isDatabaseUnavailable(error) || objects.length === 1) throw error;
+  }
+  let count = 0;
+  for (const object of objects) {
+    try {
+      count += stored(await deps.ingestion.ingest(batch([object]), { notify: false }));
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
+      leftOut.push({ objectId: objectIdOf(object), findings: [{ rule: 'store-refused', path: '', detail: (error as Error).message.slice(0, 120) }] });
+    }
+  }
+  return count;
+}
+
 /** Tariffs or Locations into the station catalogue; true when something was stored. */
 async function pullCatalogue(deps: SyncDeps, run: PullRun, module: 'tariffs' | 'locations', since: Date | undefined): Promise<boolean> {
   const pages = run.pages(module, since);
   if (!pages) return false;
-  const parser = module === 'tariffs' ? parseOcpiTariff : parseOcpiLocation;
+  // Pages are parsed for this pull alone: read in place, without a copy of every object.
+  const read = (raw: unknown): Reading<OcpiTariff | OcpiLocation> =>
+    module === 'tariffs' ? readTariff(raw, { inPlace: true }) : readLocation(raw, { inPlace: true });
   let changed = false;
   for await (const page of pages) {
-    const objects = page.items.flatMap((item) => {
-      const o = run.read(module, item);
-      if (o === undefined) return [];
-      try {
-        const value = parser(o);
-        if (run.owned(value)) return [upper(value)];
-        run.skip(module, o, 'belongs to a party not registered on this connection');
-      } catch (error) {
-        run.skip(module, o, error instanceof InvalidOcpiObject ? error.message : 'invalid');
-      }
-      return [];
-    });
-    if (objects.length > 0) {
-      const stored = await deps.ingestion.ingest(module === 'tariffs' ? { tariffs: objects } : { locations: objects }, { notify: false });
-      run.counts[module] += module === 'tariffs' ? stored.tariffs : stored.locations;
+    const { items, refused } = await run.fromPeer(module, page.items);
+    const { taken, findings, leftOut } = readPage(items, read, run.owned);
+    const refusedByStore: ObjectFindings[] = [...refused];
+    if (taken.length > 0) {
+      run.counts[module] += await storeCatalogue(deps, module, taken, refusedByStore);
       changed = true;
     }
+    await run.report(module, [...findings, ...refusedByStore], [...leftOut, ...refusedByStore]);
     run.onProgress?.(module, run.counts[module], page.total);
   }
   return changed;
@@ -150,16 +224,9 @@ async function pullSessions(deps: SyncDeps, run: PullRun, since: Date | undefine
   const pages = run.pages('sessions', since);
   if (!pages) return;
   for await (const page of pages) {
-    for (const item of page.items) {
-      const object = run.read('sessions', item);
-      if (object === undefined) continue;
-      const parsed = parseSession(object);
-      if (!parsed.ok) {
-        run.skip('sessions', object, parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '));
-        continue;
-      }
-      if (!run.owned(parsed.value)) continue;
-      const session = upper(parsed.value);
+    const { items, refused } = await run.fromPeer('sessions', page.items);
+    const { taken, findings, leftOut } = readPage(items, readSession, run.owned);
+    for (const session of taken) {
       const written = await db.transaction(async (tx) => {
         if (!(await repo.upsertSession(tx, run.connection.id, session, clock.now()))) return false;
         await deps.events?.sessionChanged?.(tx, session, run.connection.id);
@@ -167,6 +234,7 @@ async function pullSessions(deps: SyncDeps, run: PullRun, since: Date | undefine
       });
       if (written) run.counts.sessions++;
     }
+    await run.report('sessions', [...findings, ...refused], [...leftOut, ...refused]);
     run.onProgress?.('sessions', run.counts.sessions, page.total);
   }
 }
@@ -176,18 +244,9 @@ async function pullCdrs(deps: SyncDeps, run: PullRun, since: Date | undefined): 
   const pages = run.pages('cdrs', since);
   if (!pages) return;
   for await (const page of pages) {
-    for (const item of page.items) {
-      const read = run.read('cdrs', item);
-      if (read === undefined) continue;
-      // A 2.1.1 CDR names no session: linked to the CPO's Session it belongs to (cdr-session-v2_1_1.ts).
-      const object = run.connection.version === OCPI_2_1_1 ? await linkCdrToSession211(db, run.connection.id, read as Record<string, unknown>) : read;
-      const parsed = parseCdr(object);
-      if (!parsed.ok) {
-        run.skip('cdrs', object, parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '));
-        continue;
-      }
-      if (!run.owned(parsed.value)) continue;
-      const cdr = upper(parsed.value);
+    const { items, refused } = await run.fromPeer('cdrs', page.items);
+    const { taken, findings, leftOut } = readPage(items, readCdr, run.owned);
+    for (const cdr of taken) {
       const inserted = await db.transaction(async (tx) => {
         const fresh = await repo.insertCdr(
           tx,
@@ -200,6 +259,7 @@ async function pullCdrs(deps: SyncDeps, run: PullRun, since: Date | undefined): 
       });
       if (inserted) run.counts.cdrs++;
     }
+    await run.report('cdrs', [...findings, ...refused], [...leftOut, ...refused]);
     run.onProgress?.('cdrs', run.counts.cdrs, page.total);
   }
 }

@@ -1,6 +1,9 @@
-// The Tariffs Receiver: a CPO reads back, PUTs and DELETEs its Tariffs.
+// The Tariffs Receiver: a CPO reads back, PUTs and DELETEs its Tariffs, read
+// by the tolerant reader (ocpi-protocol/reader/tariff.ts).
+import { readTariff } from '../../ocpi-protocol/reader/tariff.ts';
 import { OCPI_STATUS, OcpiError } from '../../ocpi-protocol/transport.ts';
-import { checkOwnKey, invalid, locationKey, type PartyPath, type ReceiversContext, requireObject, requireParty } from './receiver-context.ts';
+import { objectIdOf } from './quality.ts';
+import { checkOwnKey, invalid, locationKey, type PartyPath, type ReceiversContext, requireObject, requireParty, taken } from './receiver-context.ts';
 import type * as repo from './repository.ts';
 
 export async function getTariff(ctx: ReceiversContext, connection: repo.Connection, party: PartyPath, tariffId: string) {
@@ -16,10 +19,17 @@ export async function putTariff(ctx: ReceiversContext, connection: repo.Connecti
   const object = requireObject(body);
   checkOwnKey(object, party, tariffId);
   const key = locationKey(party, tariffId);
+  const tariff = await taken(
+    ctx,
+    connection,
+    'tariffs',
+    objectIdOf(key),
+    readTariff({ ...object, country_code: key.country_code, party_id: key.party_id, id: tariffId }),
+  );
   // Read before the write: two first PUTs of one tariff racing may both be told 201 (both created it, as far as they know).
   const existed = (await ctx.ingestion.findTariff(key)) !== undefined;
   try {
-    await ctx.ingestion.putTariff({ ...object, country_code: key.country_code, party_id: key.party_id, id: tariffId });
+    await ctx.ingestion.putTariff(tariff);
   } catch (error) {
     invalid(error);
   }

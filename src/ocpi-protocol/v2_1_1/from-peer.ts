@@ -7,7 +7,7 @@
 // The party of an object (2.1.1 objects carry none) comes from the caller:
 // the URL of a push, or the connection's only party (2.1.1 credentials name
 // one party).
-import { countryByAlpha2, countryByAlpha3 } from '../../platform/european-countries.ts';
+import { countryByAlpha2 } from '../../platform/european-countries.ts';
 import type { Credentials, CredentialsRole } from '../credentials.ts';
 import type { PartyRef } from '../transport.ts';
 import { type OcpiParseResult, validator } from '../validate.ts';
@@ -44,23 +44,6 @@ const fail = (path: string, message: string): { ok: false; errors: { path: strin
 const withoutUndefined = <T extends Record<string, unknown>>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 /**
- * Countries of our country table (platform/european-countries.ts) whose territory spans more than one time zone:
- * Spain (the Canaries), Portugal (the Azores). Their zone is not derived from the country alone.
- */
-const SEVERAL_ZONES = new Set(['ESP', 'PRT']);
-
-/**
- * A 2.1.1 Location's time zone. 2.1.1 makes time_zone optional; 2.2.1 (and our catalogue: opening hours and
- * time-of-day tariffs are local times) requires it. Its own when given, else its country's when the country has a
- * single zone; else none, and the Location is refused (a zone is never guessed).
- */
-export function timeZoneOf211Location(location: { time_zone?: string | undefined; country: string }): string | undefined {
-  if (location.time_zone) return location.time_zone;
-  const country = location.country.toUpperCase();
-  return SEVERAL_ZONES.has(country) ? undefined : countryByAlpha3(country)?.timeZone;
-}
-
-/**
  * The VAT rate of a 2.1.1 Tariff's prices. 2.1.1 prices exclude VAT and state no rate (unlike 2.2.1's component `vat`,
  * whose absence means "no VAT applies"); leaving it out would bill a 2.1.1 CPO's charging without VAT. The rate of
  * the CPO's country (its credentials' country_code) applies; a country we have no rate for gets none (left out).
@@ -86,8 +69,6 @@ function evseFrom211Object(evse: Evse211): Record<string, unknown> {
 }
 
 function locationObjectFrom211(location: Location211, party: PartyRef): Result<Record<string, unknown>> {
-  const timeZone = timeZoneOf211Location(location);
-  if (!timeZone) return fail('/time_zone', `is missing and the country ${location.country} does not settle it`);
   const { type, evses, ...rest } = location;
   return {
     ok: true,
@@ -98,7 +79,8 @@ function locationObjectFrom211(location: Location211, party: PartyRef): Result<R
       // 2.1.1 has no publish flag: every Location a CPO lists is meant to be shown.
       publish: true,
       parking_type: parkingTypeOf211LocationType(type),
-      time_zone: timeZone,
+      // time_zone is optional in 2.1.1 and required in 2.2.1: when the CPO leaves it out, the tolerant reader that
+      // every Location goes through next derives it (its country's zone, else the zone at its coordinates).
       evses: evses?.map(evseFrom211Object),
     }),
   };

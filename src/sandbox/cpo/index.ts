@@ -15,6 +15,7 @@ import { createBackgroundWork, sharedPass } from './background-work.ts';
 import { createNetwork, type Network } from './network.ts';
 import { createPeers, type Log, OCPI_VERSION, type RegisterWithOptions } from './peers.ts';
 import { createPush, type Push } from './push.ts';
+import { createQuirks, type Quirk } from './quirks.ts';
 import { configurationRoutes } from './routes-configuration.ts';
 import { moduleRoutes, type PageLimits } from './routes-modules.ts';
 import { BASE_PATH, createServer } from './server.ts';
@@ -24,6 +25,7 @@ import * as store from './store.ts';
 import { PERSONALITIES, type Personality, wireFor } from './wire.ts';
 
 export type { RegisterWithOptions, Registration } from './peers.ts';
+export { parseQuirks, QUIRKS, type Quirk, quirkPicks } from './quirks.ts';
 export { SCENARIOS, type Scenario, scenarioEvseId, scenarioLocationId, scenarioOf } from './scenarios.ts';
 export type { OutboxRecord, Peer } from './store.ts';
 
@@ -94,6 +96,8 @@ export interface CpoSandboxOptions {
   ocpiVersion?: Personality;
   /** Serve HTTPS with this certificate instead of plain HTTP. */
   tls?: { cert: string; key: string };
+  /** Imperfect data to send, as real CPOs do (quirks.ts; CPO_SANDBOX_QUIRKS): none by default. */
+  quirks?: readonly Quirk[];
   log?: Log;
 }
 
@@ -101,6 +105,12 @@ function personalityOf(options: CpoSandboxOptions): Personality {
   const version = options.ocpiVersion ?? '2.2.1';
   if (!(PERSONALITIES as readonly string[]).includes(version)) throw new RangeError(`ocpiVersion must be one of ${PERSONALITIES.join(', ')}`);
   return version;
+}
+
+/** The network's dataset; a 2.1.1 network runs one party (2.1.1 credentials name one). */
+function networkOptions(options: CpoSandboxOptions, personality: Personality) {
+  const scenarioParties = options.scenarioParties ?? CPO_SANDBOX_DEFAULTS.scenarioParties;
+  return { locations: options.locations, seed: options.seed, scenarioParties, singleParty: personality === '2.1.1' };
 }
 
 function positive(name: string, value: number, allowZero = false): number {
@@ -177,12 +187,8 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
   const { tickMs, requestTimeoutMs, commandTimeoutSeconds, pageLimits } = settings;
 
   const personality = personalityOf(options);
-  const network = createNetwork({
-    locations: options.locations,
-    seed: options.seed,
-    scenarioParties: options.scenarioParties ?? d.scenarioParties,
-    singleParty: personality === '2.1.1',
-  });
+  const network = createNetwork(networkOptions(options, personality));
+  const quirks = createQuirks(options.quirks ?? []);
   for (const o of await store.loadEvseStatuses(db)) network.applyStatus(o);
 
   const address = sandboxAddress(options.publicUrl);
@@ -199,6 +205,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     retryBaseMs: positive('retryBaseMs', options.retryBaseMs ?? d.retryBaseMs),
     giveUpAfterMs: positive('giveUpAfterMs', options.giveUpAfterMs ?? d.giveUpAfterMs),
     maxStatusPushesInFlight: d.maxStatusPushesInFlight,
+    quirks,
   });
 
   const setEvseStatus = (location: OcpiLocation, evse: OcpiEvse, status: EvseStatus) => recordEvseStatus({ db, clock, network, push }, location, evse, status);
@@ -214,6 +221,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     log,
     setEvseStatus,
     kickOutbox: background.kickOutbox,
+    quirks,
     options: simulationOptions(options, settings),
   });
   await simulation.init();
@@ -235,7 +243,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
   const serverDeps = { clock, peers, log, tls: options.tls, hangMs: positive('hangMs', options.hangMs ?? d.hangMs), parties: network.parties };
   const server = createServer(serverDeps, (app, http) => {
     configurationRoutes({ clock, peers, baseUrl: base })(app);
-    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base, wire: peers.wire })(app, http);
+    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base, quirks, wire: peers.wire })(app, http);
   });
 
   return {

@@ -18,6 +18,7 @@ import { type PartyRef, routingHeaders } from '../../ocpi-protocol/transport.ts'
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import type { Log, Peers } from './peers.ts';
+import type { Quirks } from './quirks.ts';
 import type { OutboxEntry, Peer } from './store.ts';
 import * as store from './store.ts';
 
@@ -32,6 +33,8 @@ export interface PushDeps {
   giveUpAfterMs: number;
   /** EVSE status PATCHes in flight at most; random changes wait for room. */
   maxStatusPushesInFlight: number;
+  /** Imperfect data to send (CPO_SANDBOX_QUIRKS); none by default. */
+  quirks?: Quirks;
 }
 
 const LEASE_MS = 120_000;
@@ -74,7 +77,7 @@ async function patchEvse(deps: PushDeps, peer: Peer, location: OcpiLocation, evs
       method: 'PATCH',
       url: joinUrl(base, location.country_code, location.party_id, location.id, evse.uid),
       module: 'locations',
-      body: { status: evse.status, last_updated: evse.last_updated },
+      body: { status: deps.quirks ? deps.quirks.status(evse.status) : evse.status, last_updated: evse.last_updated },
       headers: routing(peers, location, peer),
       timeoutMs: deps.requestTimeoutMs,
       retries: 1,

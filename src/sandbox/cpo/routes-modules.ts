@@ -3,6 +3,7 @@
 // STOP_SESSION) and the Tokens Receiver (tokens the eMSP pushes).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
+import type { OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Session } from '../../ocpi-protocol/sessions.ts';
 import { TOKEN_TYPES } from '../../ocpi-protocol/tokens.ts';
 import type { PageQuery } from '../../ocpi-protocol/transport.ts';
@@ -11,6 +12,7 @@ import { parseToken, parseTokenPatch } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import type { Network } from './network.ts';
+import type { Quirks } from './quirks.ts';
 import { authOf, BASE_PATH, type CpoApp, type HttpTools, ok } from './server.ts';
 import type { Simulation } from './simulation.ts';
 import type { Peer } from './store.ts';
@@ -34,6 +36,8 @@ export interface ModuleRoutesDeps {
   baseUrl: () => string;
   /** The version the network speaks and its shapes (wire.ts): objects are served, and commands and tokens read, in it. */
   wire: Wire;
+  /** Imperfect data to serve (CPO_SANDBOX_QUIRKS): what a quirky CPO would send instead of the network's clean objects. */
+  quirks: Quirks;
 }
 
 type Params = Record<string, string>;
@@ -62,7 +66,7 @@ function tokenType(request: FastifyRequest, wire: Wire): string {
 }
 
 export function moduleRoutes(deps: ModuleRoutesDeps) {
-  const { db, clock, network, simulation, pageLimits, wire } = deps;
+  const { db, clock, network, simulation, pageLimits, quirks, wire } = deps;
   const P = `${BASE_PATH}/${wire.version}`;
   const endpointUrl = (module: string) => `${deps.baseUrl()}${P}/${module}`;
 
@@ -75,19 +79,19 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
     // Locations and Tariffs (Sender)
     app.get(`${P}/locations`, async (request, reply) => {
       const page = parsePageQuery(query(request), pageLimits.locations);
-      return sendPage(reply, 'locations', page, network.locationPage(page), wire.location);
+      return sendPage(reply, 'locations', page, network.locationPage(page), (l) => wire.location(quirks.location(l) as OcpiLocation));
     });
 
     app.get(`${P}/locations/:location_id`, async (request, reply) => {
       const location = network.location(params(request).location_id ?? '');
       if (!location) throw unknownObject('unknown location', OCPI_STATUS.unknownLocation);
-      return ok(reply, clock, wire.location(network.view(location)));
+      return ok(reply, clock, wire.location(quirks.location(network.view(location)) as OcpiLocation));
     });
 
     app.get(`${P}/locations/:location_id/:evse_uid`, async (request, reply) => {
       const ref = network.evse(params(request).location_id ?? '', params(request).evse_uid ?? '');
       if (!ref) throw unknownObject('unknown location or EVSE', OCPI_STATUS.unknownLocation);
-      return ok(reply, clock, wire.evse(network.viewEvse(ref.location, ref.evse)));
+      return ok(reply, clock, wire.evse(quirks.evse(network.viewEvse(ref.location, ref.evse)) as OcpiEvse));
     });
 
     app.get(`${P}/locations/:location_id/:evse_uid/:connector_id`, async (request, reply) => {
@@ -99,7 +103,7 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
 
     app.get(`${P}/tariffs`, async (request, reply) => {
       const page = parsePageQuery(query(request), pageLimits.tariffs);
-      return sendPage(reply, 'tariffs', page, network.tariffPage(page), wire.tariff);
+      return sendPage(reply, 'tariffs', page, network.tariffPage(page), (t) => wire.tariff(quirks.tariff(t) as OcpiTariff));
     });
 
     // Sessions and CDRs (Sender): the requesting eMSP's own
@@ -107,7 +111,9 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
       const page = parsePageQuery(query(request), pageLimits.sessions);
       // mod_sessions makes date_from required on this GET (mod_cdrs does not on its own): a strict CPO refuses without it.
       if (page.date_from === undefined) throw invalidParameters('date_from is required on GET sessions');
-      return sendPage(reply, 'sessions', page, await store.sessionPage(db, authOf(request).peer.id, page), (s) => wire.session(s as Session));
+      return sendPage(reply, 'sessions', page, await store.sessionPage(db, authOf(request).peer.id, page), (s) =>
+        wire.session(quirks.sessionOrCdr(s) as Session),
+      );
     });
 
     app.put(`${P}/sessions/:session_id/charging_preferences`, async () => {
@@ -116,7 +122,7 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
 
     app.get(`${P}/cdrs`, async (request, reply) => {
       const page = parsePageQuery(query(request), pageLimits.cdrs);
-      return sendPage(reply, 'cdrs', page, await store.cdrPage(db, authOf(request).peer.id, page), (c) => wire.cdr(c as Cdr));
+      return sendPage(reply, 'cdrs', page, await store.cdrPage(db, authOf(request).peer.id, page), (c) => wire.cdr(quirks.sessionOrCdr(c) as Cdr));
     });
 
     // Commands (Receiver)

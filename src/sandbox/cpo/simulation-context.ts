@@ -11,6 +11,7 @@ import type { Ledger } from './billing.ts';
 import type { Network } from './network.ts';
 import type { Log, Peers } from './peers.ts';
 import type { Push } from './push.ts';
+import type { Quirks } from './quirks.ts';
 import type { Scenario } from './scenarios.ts';
 import type { SessionRow } from './store.ts';
 
@@ -45,6 +46,8 @@ export interface SimulationDeps {
   setEvseStatus: (location: OcpiLocation, evse: OcpiEvse, status: EvseStatus) => Promise<void>;
   /** Asks for the outbox to be delivered soon. */
   kickOutbox: () => void;
+  /** Imperfect data to send (CPO_SANDBOX_QUIRKS); none by default. */
+  quirks?: Quirks;
   options: SimulationOptions;
 }
 
