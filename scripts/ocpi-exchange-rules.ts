@@ -38,6 +38,8 @@ export interface RecordedExchange {
   routing: Record<string, string>;
   authenticated?: boolean;
   reached_ocpi_layer?: boolean;
+  /** Set when the exchange was in another version than 2.2.1 (2.1.1). */
+  version?: string;
 }
 
 const CONFIGURATION_MODULES = new Set(['versions', 'credentials', 'hubclientinfo']);
@@ -80,8 +82,24 @@ function answerProblems(e: RecordedExchange): string[] {
   return problems;
 }
 
+/**
+ * An exchange with an OCPI 2.1.1 peer is not held to 2.2.1's rules: 2.1.1 has no message routing (its
+ * transport_and_format has no routing headers; nothing 2.2.1-only may reach a 2.1.1 peer, so none may be sent)
+ * and no "reached the OCPI layer" rule. What holds in any version: no HTTP 500, and an OCPI status_code in every
+ * answer below 500.
+ */
+function problems211(e: RecordedExchange): string[] {
+  const problems: string[] = [];
+  const present = ROUTING.filter((name) => e.routing[name] !== undefined);
+  if (present.length > 0) problems.push(`routing headers in an OCPI 2.1.1 exchange (2.1.1 has none): ${present.join(', ')}`);
+  if (e.status === 500) problems.push('HTTP 500: an internal error answered to a peer');
+  if (e.status !== null && e.status < 500 && e.ocpi_status === null) problems.push(`HTTP ${e.status} without an OCPI status_code`);
+  return problems;
+}
+
 /** What is wrong with one recorded exchange (empty: nothing). */
 export function exchangeProblems(e: RecordedExchange): string[] {
+  if (e.version === '2.1.1') return problems211(e);
   if (e.direction === 'answer') return answerProblems(e);
   if (e.module === null) return [`a ${e.method} to ${e.path} that names no OCPI module`];
   return routingProblems(e, !CONFIGURATION_MODULES.has(e.module));

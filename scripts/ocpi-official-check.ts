@@ -10,7 +10,10 @@
 //   (../shared/reference/ocpi-2.2.1/openapi). Our own schemas
 //   (src/ocpi-protocol/*.ts) are written from the spec's text; this catches any
 //   message they let through that the official schemas refuse. Without that
-//   folder this part prints a notice and is skipped.
+//   folder this part prints a notice and is skipped. Messages of OCPI 2.1.1
+//   ("2.1.1/<object>": what a 2.1.1 peer sent us and what we wrote to one;
+//   there is no official 2.1.1 OpenAPI) are held to the 2.1.1 spec's field
+//   lists (scripts/ocpi-211-fields.ts), always.
 //
 //   node scripts/ocpi-official-check.ts [recordings-dir] [--openapi <dir>]
 //
@@ -25,6 +28,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsImport from 'ajv-formats';
+import { problems211, SHAPES_211, type Shape211 } from './ocpi-211-fields.ts';
 import { exchangeProblems, type RecordedExchange } from './ocpi-exchange-rules.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
@@ -159,6 +163,11 @@ function checkRecording(official: OfficialSchemas | undefined, recording: unknow
   if (exchange !== undefined) return exchangeProblems(exchange as RecordedExchange);
   if (typeof schema !== 'string' || message === undefined)
     return ['not a recording: expected { "schema": <name>, "message": <object> } or { "exchange": ... }'];
+  // OCPI 2.1.1 has no official OpenAPI: its messages are held to the 2.1.1 spec's field lists.
+  if (schema.startsWith('2.1.1/')) {
+    const shape = schema.slice('2.1.1/'.length);
+    return shape in SHAPES_211 ? problems211(shape as Shape211, message) : [`no 2.1.1 object named ${shape}`];
+  }
   if (official === undefined) return [];
   const validate = official.validate(schema);
   if (validate === undefined) return [`no schema named ${schema} in the official OpenAPI`];
@@ -181,12 +190,13 @@ function checkAll(official: OfficialSchemas | undefined, recordings: string) {
   const files = readdirSync(recordings)
     .filter((f) => f.endsWith('.json'))
     .sort();
-  const figures = { messages: 0, exchanges: 0, failedMessages: 0, failedExchanges: 0 };
+  const figures = { messages: 0, messages211: 0, exchanges: 0, failedMessages: 0, failedExchanges: 0 };
   for (const name of files) {
     const read = readRecording(path.join(recordings, name));
     const isExchange = 'recording' in read && (read.recording as { exchange?: unknown } | null)?.exchange !== undefined;
     if (isExchange) figures.exchanges += 1;
     else figures.messages += 1;
+    if ('recording' in read && String((read.recording as { schema?: unknown } | null)?.schema).startsWith('2.1.1/')) figures.messages211 += 1;
     const problems = 'error' in read ? [read.error] : checkRecording(official, read.recording);
     if (problems.length === 0) continue;
     if (isExchange) figures.failedExchanges += 1;
@@ -222,9 +232,15 @@ async function main(): Promise<number> {
   const f = checkAll(official, recordings);
   if (f.messages + f.exchanges === 0) process.stdout.write(`ocpi-official-check: warning, no recorded messages in ${recordings}\n`);
   if (f.failedMessages > 0) {
-    process.stderr.write(`ocpi-official-check: ${f.failedMessages} of ${f.messages} recorded messages do not match the official OCPI 2.2.1 OpenAPI\n`);
+    process.stderr.write(
+      `ocpi-official-check: ${f.failedMessages} of ${f.messages} recorded messages do not match the official OCPI 2.2.1 OpenAPI (2.1.1 messages: its field lists)\n`,
+    );
   } else if (official) {
-    process.stdout.write(`ocpi-official-check: ${f.messages} recorded messages match the official OCPI 2.2.1 OpenAPI\n`);
+    process.stdout.write(
+      `ocpi-official-check: ${f.messages} recorded messages match the official OCPI 2.2.1 OpenAPI (of them ${f.messages211} 2.1.1 messages its field lists)\n`,
+    );
+  } else if (f.messages211 > 0) {
+    process.stdout.write(`ocpi-official-check: ${f.messages211} recorded OCPI 2.1.1 messages match the 2.1.1 field lists\n`);
   }
   if (f.failedExchanges > 0) {
     process.stderr.write(`ocpi-official-check: ${f.failedExchanges} of ${f.exchanges} recorded exchanges break the routing-header or status-code rules\n`);

@@ -42,6 +42,7 @@ export async function startSandboxNetwork(deps: SandboxNetworkDeps): Promise<Cpo
     timeCompression: sandboxConfig.timeCompression,
     statusChangesPerSecond: sandboxConfig.statusChangesPerSecond,
     quirks: sandboxConfig.quirks,
+    ocpiVersion: sandboxConfig.ocpiVersion,
     log,
   });
   try {

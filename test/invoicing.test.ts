@@ -341,10 +341,13 @@ describe('priceCdr', () => {
       assert.equal(priced.mismatch, mismatch, `CDR ${incl} against the engine's 1.19`);
       assert.equal(priced.engineTotal, '1.19');
     }
-    // Without incl_vat, the CDR's excl_vat is compared.
-    const exclOnly = priceCdr(session(t1), cdr(t1, 2, 10, { total_cost: { excl_vat: 1.2 } as CDR['total_cost'] }), 'engine');
-    assert.equal(exclOnly.cdrTotal, '1.20');
+    // Without incl_vat (optional in 2.2.1, never in an OCPI 2.1.1 CDR, whose total excludes VAT), the CDR's excl_vat
+    // is compared with the engine's total excluding VAT (1.00), not including it.
+    const exclOnly = priceCdr(session(t1), cdr(t1, 2, 10, { total_cost: { excl_vat: 1.0 } as CDR['total_cost'] }), 'engine');
+    assert.equal(exclOnly.cdrTotal, '1.00');
     assert.equal(exclOnly.mismatch, false);
+    const exclOnlyHigher = priceCdr(session(t1), cdr(t1, 2, 10, { total_cost: { excl_vat: 1.19 } as CDR['total_cost'] }), 'engine');
+    assert.equal(exclOnlyHigher.mismatch, true, 'excl. 1.19 against the engine’s excl. 1.00');
   });
 
   it('the CDR’s own tariff (by the periods’ tariff_id) prices it, not the one recorded at the start', () => {

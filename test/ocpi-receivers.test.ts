@@ -56,6 +56,14 @@ before(async () => {
 after(() => ctx.close());
 
 describe('OCPI authentication and envelope', () => {
+  it('refuses a 2.2.1 connection on the 2.1.1 endpoints (404): a connection speaks the version it settled on', async () => {
+    const res = await ocpi('POST', '/2.1.1/cdrs', { id: 'x' });
+    assertEnvelope(res, 404, 2000);
+    assert.match(res.body.status_message, /speaks OCPI 2\.2\.1/);
+    // The versions and version details of 2.1.1 stay open to any token (a peer chooses its version there).
+    assertEnvelope(await ocpi('GET', '/2.1.1'), 200, 1000);
+  });
+
   it('refuses a missing, malformed or unknown token with 401 and an envelope', async () => {
     for (const headers of [{}, { authorization: 'Bearer abc' }, auth('nope')]) {
       const res = await ctx.call('GET', '/ocpi/versions', { headers });
@@ -66,7 +74,11 @@ describe('OCPI authentication and envelope', () => {
   it('serves versions and version details with the 2.2.1 endpoints', async () => {
     const versions = await ocpi('GET', '/versions');
     assertEnvelope(versions, 200, 1000);
-    assert.deepEqual(versions.body.data, [{ version: '2.2.1', url: `${ctx.config.publicBaseUrl}/ocpi/2.2.1` }]);
+    // Both versions we speak, best first (a 2.1.1 peer picks 2.1.1: test/ocpi-211.test.ts).
+    assert.deepEqual(versions.body.data, [
+      { version: '2.2.1', url: `${ctx.config.publicBaseUrl}/ocpi/2.2.1` },
+      { version: '2.1.1', url: `${ctx.config.publicBaseUrl}/ocpi/2.1.1` },
+    ]);
     const details = await ocpi('GET', '/2.2.1');
     assertEnvelope(details, 200, 1000);
     const ids = details.body.data.endpoints.map((e: { identifier: string; role: string }) => `${e.identifier}:${e.role}`);

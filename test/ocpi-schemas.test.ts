@@ -943,3 +943,42 @@ describe('scripts/ocpi-official-check.ts: exchanges (routing headers, status cod
     assert.match(passing.stdout, /9 recorded exchanges follow the routing-header and status-code rules/);
   });
 });
+
+describe('scripts/ocpi-official-check.ts: OCPI 2.1.1 messages and exchanges', () => {
+  const script = path.resolve(import.meta.dirname, '..', 'scripts', 'ocpi-official-check.ts');
+  const run = (...args: string[]) => spawnSync(process.execPath, [script, ...args], { encoding: 'utf8' });
+  const token = { uid: 'u1', type: 'OTHER', auth_id: 'u1', issuer: 'Charging Access', valid: true, whitelist: 'ALLOWED', last_updated: '2026-01-01T00:00:00Z' };
+  const exchange = (routing: Record<string, string>) => ({
+    exchange: {
+      direction: 'request',
+      sender: 'emsp',
+      method: 'PUT',
+      path: '/ocpi/cpo/2.1.1/tokens/DE/CAX/u1',
+      module: 'tokens',
+      status: 200,
+      ocpi_status: 1000,
+      routing,
+      version: '2.1.1',
+    },
+  });
+
+  it('holds 2.1.1 messages to the 2.1.1 field lists and 2.1.1 exchanges to 2.1.1’s rules (no routing headers), not 2.2.1’s', () => {
+    const dir = path.join(scratch, 'v211');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'g1-token.json'), JSON.stringify({ schema: '2.1.1/Token', message: token }));
+    writeFileSync(path.join(dir, 'g2-unrouted.json'), JSON.stringify(exchange({})));
+    writeFileSync(path.join(dir, 'b1-token-with-party.json'), JSON.stringify({ schema: '2.1.1/Token', message: { ...token, country_code: 'DE' } }));
+    writeFileSync(path.join(dir, 'b2-token-without-auth-id.json'), JSON.stringify({ schema: '2.1.1/Token', message: { ...token, auth_id: undefined } }));
+    writeFileSync(path.join(dir, 'b3-routed.json'), JSON.stringify(exchange({ 'OCPI-from-country-code': 'DE', 'OCPI-from-party-id': 'CAX' })));
+    const failing = run(dir, '--openapi', path.join(scratch, 'no-openapi'));
+    assert.equal(failing.status, 1, failing.stdout);
+    assert.match(failing.stderr, /FAIL b1-token-with-party\.json\n {2}Token: country_code is not a 2\.1\.1 field/);
+    assert.match(failing.stderr, /FAIL b2-token-without-auth-id\.json\n {2}Token: auth_id missing/);
+    assert.match(failing.stderr, /FAIL b3-routed\.json\n {2}routing headers in an OCPI 2\.1\.1 exchange/);
+    assert.doesNotMatch(failing.stderr, /FAIL g/);
+    for (const name of ['b1-token-with-party.json', 'b2-token-without-auth-id.json', 'b3-routed.json']) rmSync(path.join(dir, name));
+    const passing = run(dir, '--openapi', path.join(scratch, 'no-openapi'));
+    assert.equal(passing.status, 0, passing.stderr);
+    assert.match(passing.stdout, /1 recorded OCPI 2\.1\.1 messages match the 2\.1\.1 field lists/);
+  });
+});

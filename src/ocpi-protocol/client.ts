@@ -19,6 +19,8 @@ export interface OcpiPeerAuth {
   observe?: (module: string, outcome: OcpiCallOutcome) => void;
   /** Who calls ('emsp', 'cpo-sandbox'): with recording on (CI), each call is recorded under this name; unnamed calls are not. */
   sender?: string;
+  /** The OCPI version spoken with this peer, when known (recordings: a 2.1.1 exchange is held to 2.1.1's rules). */
+  version?: string | null;
 }
 
 /** How a call ended: an OCPI success, a refusal (HTTP 4xx or OCPI 2xxx), 429, a server error (5xx, OCPI 3xxx/4xxx, not OCPI), no answer. */
@@ -134,6 +136,7 @@ function recordCall(auth: OcpiPeerAuth, call: OcpiCall, reply: OcpiReply<unknown
     status: reply?.status ?? null,
     ocpi_status: reply?.envelope?.status_code ?? null,
     routing: routingHeadersOf(call.headers ?? {}),
+    ...(auth.version && auth.version !== '2.2.1' ? { version: auth.version } : {}),
   });
 }
 

@@ -153,7 +153,14 @@ export interface OcpiConfig {
   /** How far back a full pull of Sessions and CDRs reaches (their GET always carries date_from). */
   pullHorizonDays: number;
   /** The built-in sandbox CPO network, started beside the service and connected through the credentials handshake. */
-  cpoSandbox: { enabled: boolean; port: number; timeCompression: number; statusChangesPerSecond: number; quirks: Quirk[] };
+  cpoSandbox: {
+    enabled: boolean;
+    port: number;
+    timeCompression: number;
+    statusChangesPerSecond: number;
+    quirks: Quirk[];
+    ocpiVersion: '2.2.1' | '2.1.1';
+  };
 }
 
 export class ConfigError extends Error {
@@ -496,6 +503,8 @@ function ocpiConfig(env: Env, mode: Config['mode']): OcpiConfig {
       timeCompression: integer(env, 'CPO_SANDBOX_TIME_COMPRESSION', 60, 1, 3_600),
       statusChangesPerSecond: integer(env, 'CPO_SANDBOX_STATUS_CHANGES_PER_SECOND', 2, 0, 10_000),
       quirks: sandboxQuirks(env),
+      // The OCPI version the sandbox network speaks (its personality, src/sandbox/cpo/wire.ts).
+      ocpiVersion: oneOf(env, 'CPO_SANDBOX_OCPI_VERSION', ['2.2.1', '2.1.1'] as const, '2.2.1'),
     },
   };
 }

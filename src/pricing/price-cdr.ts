@@ -277,7 +277,10 @@ export function priceCdr(session: SessionForCdr, cdr: CDR, policy: 'engine' | 'c
   const engine = priceSessionExact(input);
   const cdrTotal = cdr.total_cost ? dec(cdr.total_cost.incl_vat ?? cdr.total_cost.excl_vat).toFixed(decimals(currency)) : null;
   const ours = session.tariff_is_fallback === true && tariff === session.tariff;
-  const mismatch = cdrTotal !== null && !ours && dec(cdrTotal).minus(engine.total_cost.incl_vat).abs().gt(ONE_CENT);
+  // A CDR total without incl_vat (optional in 2.2.1, absent from every OCPI 2.1.1 CDR) is a total excluding VAT:
+  // held against the engine's total excluding VAT, not including it.
+  const engineComparable = cdr.total_cost?.incl_vat === undefined ? engine.total_cost.excl_vat : engine.total_cost.incl_vat;
+  const mismatch = cdrTotal !== null && !ours && dec(cdrTotal).minus(engineComparable).abs().gt(ONE_CENT);
   const source: Source = { tariff, input, engine, useCdr: policy === 'cdr' && cdr.total_cost !== undefined, currency };
   const lines = componentLines(source, cdr);
   reconcileTotal(source, cdr, lines);

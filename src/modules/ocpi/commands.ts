@@ -6,6 +6,8 @@
 // unreachable (no answer; the CPO may still have acted on it).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { OcpiTransportError, ocpiRequest } from '../../ocpi-protocol/client.ts';
+import { commandResponseFrom211, OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
+import { startSessionTo211, stopSessionTo211 } from '../../ocpi-protocol/v2_1_1/to-peer.ts';
 import { parseCommandResponse } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
@@ -37,6 +39,13 @@ export interface StopSessionRequest {
   command_id?: string;
 }
 
+/** A command as a 2.1.1 CPO takes it (to-peer.ts). */
+function commandTo211(type: 'START_SESSION' | 'STOP_SESSION', request: Record<string, unknown>): Record<string, unknown> {
+  return type === 'START_SESSION'
+    ? startSessionTo211(request as unknown as Parameters<typeof startSessionTo211>[0])
+    : stopSessionTo211(request as unknown as Parameters<typeof stopSessionTo211>[0]);
+}
+
 export function createCommands(deps: { db: Database; clock: Clock; connections: Connections; ocpiBaseUrl: string; timeoutMs: number }) {
   const { db, clock } = deps;
 
@@ -53,7 +62,10 @@ export function createCommands(deps: { db: Database; clock: Clock; connections: 
     if (!connection || !url)
       return { outcome: 'unreachable', commandId, reason: `no connected CPO for party ${party.country_code}*${party.party_id} with a commands endpoint` };
     const secret = randomBytes(18).toString('base64url');
-    const request = { ...body, response_url: `${deps.ocpiBaseUrl}/2.2.1/commands/${type}/${commandId}/${secret}` };
+    // A 2.1.1 CPO gets the command in 2.1.1's shape and posts its result to our 2.1.1 interface (the adapter reads it).
+    const v211 = connection.version === OCPI_2_1_1;
+    const built = { ...body, response_url: `${deps.ocpiBaseUrl}/${v211 ? OCPI_2_1_1 : '2.2.1'}/commands/${type}/${commandId}/${secret}` };
+    const request = v211 ? commandTo211(type, built) : built;
     await repo.insertCommand(db, { id: commandId, connection_id: connection.id, type, callback_secret: secret, request }, clock.now());
     try {
       // Commands are not retried blindly: a lost answer may hide an accepted start.
@@ -67,7 +79,8 @@ export function createCommands(deps: { db: Database; clock: Clock; connections: 
         timeoutMs: deps.timeoutMs,
         retries: 0,
       });
-      const parsed = parseCommandResponse(reply.envelope?.data);
+      // 2.1.1 answers carry no timeout: 0, our own start deadline decides how long the result is waited for.
+      const parsed = v211 ? commandResponseFrom211(reply.envelope?.data, 0) : parseCommandResponse(reply.envelope?.data);
       const code = reply.envelope?.status_code;
       if (reply.status >= 200 && reply.status < 300 && code !== undefined && code >= 1000 && code < 2000 && parsed.ok) {
         const response = parsed.value;

@@ -6,6 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import type { OcpiCallOutcome, OcpiPeerAuth } from '../../ocpi-protocol/client.ts';
 import { OCPI_STATUS, ocpiLayerError, type PartyRef, routingHeaders } from '../../ocpi-protocol/transport.ts';
+import { credentialsFrom211, OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
+import { credentialsTo211 } from '../../ocpi-protocol/v2_1_1/to-peer.ts';
+import { parseCredentials } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { ConnectionError } from './peer-versions.ts';
@@ -63,6 +66,17 @@ export function ourCredentials(ctx: ConnectionsContext, token: string) {
   };
 }
 
+/** Our credentials in the shape of `version` (2.1.1: one party, no roles). */
+export function ourCredentialsIn(ctx: ConnectionsContext, token: string, version: string | null | undefined) {
+  const credentials = ourCredentials(ctx, token);
+  return version === OCPI_2_1_1 ? credentialsTo211(credentials as Parameters<typeof credentialsTo211>[0]) : credentials;
+}
+
+/** A peer's credentials read in the shape of `version`, as 2.2.1's (2.1.1's single party becomes a CPO role). */
+export function parseCredentialsIn(version: string | null | undefined, body: unknown) {
+  return version === OCPI_2_1_1 ? credentialsFrom211(body) : parseCredentials(body);
+}
+
 /** Our party, as the OCPI-from headers of our messages name it. */
 export function ourParty(ctx: ConnectionsContext): PartyRef {
   return { country_code: ctx.identity.countryCode, party_id: ctx.identity.partyId };
@@ -74,7 +88,13 @@ export function ourParty(ctx: ConnectionsContext): PartyRef {
  * party the object belongs to), else the connection's first CPO party. Never
  * for versions or credentials: configuration modules are not routed.
  */
-export function routingTo(ctx: ConnectionsContext, connection: Pick<repo.Connection, 'roles'>, to?: PartyRef): Record<string, string> {
+export function routingTo(
+  ctx: ConnectionsContext,
+  connection: Pick<repo.Connection, 'roles'> & { version?: string | null },
+  to?: PartyRef,
+): Record<string, string> {
+  // OCPI 2.1.1 has no message routing: nothing is sent to a 2.1.1 peer that it does not know.
+  if (connection.version === OCPI_2_1_1) return {};
   const party = to ?? connection.roles.find((r) => r.role === 'CPO') ?? connection.roles[0];
   const from = ourParty(ctx);
   if (!party) return { 'OCPI-from-country-code': from.country_code, 'OCPI-from-party-id': from.party_id };
@@ -89,7 +109,9 @@ export function observer(ctx: ConnectionsContext, peer: string): Pick<OcpiPeerAu
 
 export function peerAuth(ctx: ConnectionsContext, connection: repo.Connection): OcpiPeerAuth {
   if (!connection.outgoing_token) throw new ConnectionError(`connection ${connection.name} has no credentials token for the peer`);
-  return { token: connection.outgoing_token, rawToken: connection.raw_tokens, ...observer(ctx, connection.name) };
+  // OCPI 2.1.1 sends the token as it is (2.2.1 Base64-encodes it): raw for a 2.1.1 connection, whatever was configured.
+  const rawToken = connection.raw_tokens || connection.version === OCPI_2_1_1;
+  return { token: connection.outgoing_token, rawToken, version: connection.version, ...observer(ctx, connection.name) };
 }
 
 /** Roles must include a CPO, and the party the operator named if any. */

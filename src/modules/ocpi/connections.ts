@@ -9,11 +9,13 @@
 //   credentials-from-cpo.ts what a CPO sends us: registration with the TOKEN_A of `cpo invite`, updates, unregistration
 
 import type { PartyRef } from '../../ocpi-protocol/transport.ts';
+import { OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
+import { versionDetailsTo211 } from '../../ocpi-protocol/v2_1_1/to-peer.ts';
 import { listen } from '../../platform/db.ts';
-import { type ConnectionsContext, type ConnectionsDeps, connectionsContext, ourCredentials, ourParty, peerAuth, routingTo } from './connections-context.ts';
-import { invite, register, unregister, update } from './credentials-from-cpo.ts';
+import { type ConnectionsContext, type ConnectionsDeps, connectionsContext, ourCredentialsIn, ourParty, peerAuth, routingTo } from './connections-context.ts';
+import { type CredentialsCall, invite, register, unregister, update } from './credentials-from-cpo.ts';
 import { connect, disconnect, rotate } from './credentials-to-cpo.ts';
-import { OCPI_VERSION } from './peer-versions.ts';
+import { OCPI_VERSION, OUR_VERSIONS } from './peer-versions.ts';
 import * as repo from './repository.ts';
 
 export { newCredentialsToken, type OcpiIdentity } from './connections-context.ts';
@@ -57,18 +59,21 @@ export function createConnections(deps: ConnectionsDeps) {
 
   return {
     versionsUrl: ctx.versionsUrl,
-    ourCredentials: (token: string) => ourCredentials(ctx, token),
+    /** Our credentials in the shape of `version` (default 2.2.1). */
+    ourCredentials: (token: string, version: string = OCPI_VERSION) => ourCredentialsIn(ctx, token, version),
     peerAuth: (connection: repo.Connection) => peerAuth(ctx, connection),
     /** Our party (the OCPI-from headers of what we send and answer on functional modules). */
     ourParty: () => ourParty(ctx),
     /** Routing headers of a call to a functional module of the connection: to `to`, else its first CPO party. */
-    routingTo: (connection: Pick<repo.Connection, 'roles'>, to?: PartyRef) => routingTo(ctx, connection, to),
+    routingTo: (connection: Pick<repo.Connection, 'roles'> & { version?: string | null }, to?: PartyRef) => routingTo(ctx, connection, to),
 
-    versions: () => [{ version: OCPI_VERSION, url: `${identity.baseUrl}/${OCPI_VERSION}` }],
-    versionDetails: () => ({
-      version: OCPI_VERSION,
-      endpoints: OUR_ENDPOINTS.map((e) => ({ identifier: e.identifier, role: e.role, url: `${identity.baseUrl}/${OCPI_VERSION}/${e.path}` })),
-    }),
+    /** The versions we speak, best first: 2.2.1 and 2.1.1. */
+    versions: () => OUR_VERSIONS.map((version) => ({ version, url: `${identity.baseUrl}/${version}` })),
+    /** Our endpoints of `version` (2.1.1: without roles, as 2.1.1 lists them). */
+    versionDetails: (version: string = OCPI_VERSION) => {
+      const endpoints = OUR_ENDPOINTS.map((e) => ({ identifier: e.identifier, role: e.role, url: `${identity.baseUrl}/${version}/${e.path}` }));
+      return version === OCPI_2_1_1 ? versionDetailsTo211(endpoints) : { version, endpoints };
+    },
 
     connectionForToken: (token: string, options?: { fresh?: boolean }) => connectionForToken(ctx, token, options),
     forgetCachedTokens: () => ctx.cache.clear(),
@@ -83,8 +88,8 @@ export function createConnections(deps: ConnectionsDeps) {
     // what we send it (connect, disconnect, rotate): credentials-to-cpo.ts.
     invite: (options?: { name?: string; rawTokens?: boolean }) => invite(ctx, options),
     connect: (options: { versionsUrl: string; token: string; party?: string; name?: string; rawTokens?: boolean }) => connect(ctx, options),
-    register: (connection: repo.Connection, body: unknown, options: { rawTokenUsed: boolean }) => register(ctx, connection, body, options),
-    update: (connection: repo.Connection, body: unknown, options: { rawTokenUsed: boolean }) => update(ctx, connection, body, options),
+    register: (connection: repo.Connection, body: unknown, options: CredentialsCall) => register(ctx, connection, body, options),
+    update: (connection: repo.Connection, body: unknown, options: CredentialsCall) => update(ctx, connection, body, options),
     unregister: (connection: repo.Connection) => unregister(ctx, connection),
     disconnect: (name: string) => disconnect(ctx, name),
     rotate: (name: string) => rotate(ctx, name),

@@ -6,10 +6,19 @@
 import { randomUUID } from 'node:crypto';
 import { OcpiTransportError } from '../../ocpi-protocol/client.ts';
 import { invalidParameters, OCPI_STATUS, OcpiError, ocpiLayerError } from '../../ocpi-protocol/transport.ts';
-import { parseCredentials } from '../../ocpi-protocol/validate.ts';
-import { type ConnectionsContext, checkRoles, nameFromRoles, newCredentialsToken, observer, ourCredentials, uniqueName } from './connections-context.ts';
+import { OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
+import {
+  type ConnectionsContext,
+  checkRoles,
+  nameFromRoles,
+  newCredentialsToken,
+  observer,
+  ourCredentialsIn,
+  parseCredentialsIn,
+  uniqueName,
+} from './connections-context.ts';
 import { queueFirstPull } from './first-pull.ts';
-import { ConnectionError, describe, fetchPeerVersion, type PeerVersion } from './peer-versions.ts';
+import { ConnectionError, describe, fetchPeerVersion, OCPI_VERSION, type PeerVersion } from './peer-versions.ts';
 import * as repo from './repository.ts';
 
 /** `cpo invite`: a TOKEN_A for a CPO that will register with us. */
@@ -35,16 +44,22 @@ export async function invite(
   return { token, versions_url: ctx.versionsUrl, name };
 }
 
+/** How a credentials request came: whether its token was unencoded, and the version whose credentials endpoint it called (default 2.2.1). */
+export interface CredentialsCall {
+  rawTokenUsed: boolean;
+  version?: string;
+}
+
 /** POST credentials: a CPO holding our TOKEN_A registers. Answers our credentials with a new TOKEN_C. */
-export async function register(ctx: ConnectionsContext, connection: repo.Connection, body: unknown, options: { rawTokenUsed: boolean }) {
+export async function register(ctx: ConnectionsContext, connection: repo.Connection, body: unknown, options: CredentialsCall) {
   if (connection.incoming_token_kind !== 'A') throw new OcpiError(405, OCPI_STATUS.clientError, 'Already registered; use PUT to update the credentials');
-  return exchange(ctx, connection, body, options.rawTokenUsed);
+  return exchange(ctx, connection, body, options);
 }
 
 /** PUT credentials: a registered CPO sends new credentials (new token, moved endpoints). */
-export async function update(ctx: ConnectionsContext, connection: repo.Connection, body: unknown, options: { rawTokenUsed: boolean }) {
+export async function update(ctx: ConnectionsContext, connection: repo.Connection, body: unknown, options: CredentialsCall) {
   if (connection.incoming_token_kind !== 'C') throw new OcpiError(405, OCPI_STATUS.clientError, 'Not registered yet; use POST to register');
-  return exchange(ctx, connection, body, options.rawTokenUsed);
+  return exchange(ctx, connection, body, options);
 }
 
 /** DELETE credentials: the CPO unregisters; both sides stop talking. */
@@ -54,20 +69,23 @@ export async function unregister(ctx: ConnectionsContext, connection: repo.Conne
   ctx.cache.clear();
 }
 
-async function exchange(ctx: ConnectionsContext, connection: repo.Connection, body: unknown, rawTokenUsed: boolean) {
+async function exchange(ctx: ConnectionsContext, connection: repo.Connection, body: unknown, call: CredentialsCall) {
   const { db, clock } = ctx;
-  const credentials = parseCredentials(body);
+  // The peer chose the version by calling its credentials endpoint: its credentials are in that version's shape, ours too.
+  const version = call.version ?? OCPI_VERSION;
+  const credentials = parseCredentialsIn(version, body);
   if (!credentials.ok) throw invalidParameters(`credentials: ${describe(credentials.errors)}`);
   const roles = credentials.value.roles as repo.PeerRole[];
   checkRoles(roles, connection.expected_party);
-  // A peer that sent its TOKEN_A unencoded is an OCPI 2.1.1/2.2 implementation: answer it in kind.
-  const rawTokens = connection.raw_tokens || rawTokenUsed;
+  // A peer that sent its TOKEN_A unencoded is an OCPI 2.1.1/2.2 implementation, as is every 2.1.1 peer: answer it in kind.
+  const rawTokens = connection.raw_tokens || call.rawTokenUsed || version === OCPI_2_1_1;
   let peer: PeerVersion;
   try {
     peer = await fetchPeerVersion(
       { token: credentials.value.token, rawToken: rawTokens, ...observer(ctx, connection.name) },
       credentials.value.url,
       ctx.timeoutMs,
+      version,
     );
   } catch (error) {
     if (error instanceof OcpiError) throw error;
@@ -106,5 +124,5 @@ async function exchange(ctx: ConnectionsContext, connection: repo.Connection, bo
     });
   ctx.cache.clear();
   await ctx.onRoles?.(roles);
-  return ourCredentials(ctx, tokenC);
+  return ourCredentialsIn(ctx, tokenC, version);
 }

@@ -3,19 +3,20 @@
 // `cpo rotate` sends it new credentials (PUT), `cpo disconnect` unregisters
 // (DELETE, best effort).
 import { randomUUID } from 'node:crypto';
-import { type OcpiPeerAuth, ocpiData } from '../../ocpi-protocol/client.ts';
-import { parseCredentials } from '../../ocpi-protocol/validate.ts';
+import { type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi-protocol/client.ts';
+import { OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
 import {
   type ConnectionsContext,
   checkRoles,
   nameFromRoles,
   newCredentialsToken,
   observer,
-  ourCredentials,
+  ourCredentialsIn,
+  parseCredentialsIn,
   peerAuth,
   uniqueName,
 } from './connections-context.ts';
-import { ConnectionError, describe, endpointOf, fetchPeerVersion, OCPI_VERSION } from './peer-versions.ts';
+import { ConnectionError, describe, endpointOf, fetchPeerVersion, OCPI_VERSION, type PeerVersion } from './peer-versions.ts';
 import * as repo from './repository.ts';
 
 /**
@@ -35,7 +36,9 @@ export async function connect(
     rawToken: options.rawTokens ?? false,
     ...observer(ctx, options.name ?? new URL(options.versionsUrl).host),
   };
-  const peer = await fetchPeerVersion(auth, options.versionsUrl, ctx.timeoutMs);
+  const peer = await fetchPeerVersionAnyToken(ctx, auth, options.versionsUrl);
+  // OCPI 2.1.1 sends tokens unencoded: a 2.1.1 peer is a raw-token connection.
+  const rawTokens = auth.rawToken === true || peer.version === OCPI_2_1_1;
   const credentialsUrl = endpointOf(peer, 'credentials', 'RECEIVER') ?? endpointOf(peer, 'credentials', 'SENDER');
   if (!credentialsUrl) throw new ConnectionError('the peer lists no credentials endpoint');
   if (!peer.endpoints.some((e) => e.identifier === 'locations')) {
@@ -51,21 +54,24 @@ export async function connect(
       status: 'invited',
       incoming_token: tokenB,
       incoming_token_kind: 'A',
-      raw_tokens: options.rawTokens ?? false,
+      raw_tokens: rawTokens,
       expected_party: options.party?.toUpperCase() ?? null,
       versions_url: options.versionsUrl,
     },
     clock.now(),
   );
   try {
-    const { data } = await ocpiData<unknown>(auth, {
-      method: 'POST',
-      url: credentialsUrl,
-      module: 'credentials',
-      body: ourCredentials(ctx, tokenB),
-      timeoutMs: ctx.timeoutMs * 3,
-    });
-    const credentials = parseCredentials(data);
+    const { data } = await ocpiData<unknown>(
+      { ...auth, rawToken: rawTokens },
+      {
+        method: 'POST',
+        url: credentialsUrl,
+        module: 'credentials',
+        body: ourCredentialsIn(ctx, tokenB, peer.version),
+        timeoutMs: ctx.timeoutMs * 3,
+      },
+    );
+    const credentials = parseCredentialsIn(peer.version, data);
     if (!credentials.ok) throw new ConnectionError(`the peer answered credentials that are not valid OCPI: ${describe(credentials.errors)}`);
     const roles = credentials.value.roles as repo.PeerRole[];
     checkRoles(roles, options.party ?? null);
@@ -96,6 +102,20 @@ export async function connect(
     await repo.markDisconnected(db, id, clock.now());
     ctx.cache.clear();
     throw error;
+  }
+}
+
+/**
+ * The peer's versions, read with its TOKEN_A Base64-encoded (2.2.1) and, when that is refused with HTTP 401 and no
+ * raw tokens were asked for, once more unencoded: an OCPI 2.1.1 (or 2.2) peer compares the token as it is.
+ */
+async function fetchPeerVersionAnyToken(ctx: ConnectionsContext, auth: OcpiPeerAuth, versionsUrl: string): Promise<PeerVersion> {
+  try {
+    return await fetchPeerVersion(auth, versionsUrl, ctx.timeoutMs);
+  } catch (error) {
+    if (!(error instanceof OcpiTransportError) || error.httpStatus !== 401 || auth.rawToken) throw error;
+    auth.rawToken = true;
+    return fetchPeerVersion(auth, versionsUrl, ctx.timeoutMs);
   }
 }
 
@@ -137,7 +157,7 @@ export async function rotate(ctx: ConnectionsContext, name: string): Promise<voi
       method: 'PUT',
       url,
       module: 'credentials',
-      body: ourCredentials(ctx, tokenB),
+      body: ourCredentialsIn(ctx, tokenB, connection.version),
       timeoutMs: ctx.timeoutMs * 3,
       retries: 0,
     }));
@@ -146,7 +166,7 @@ export async function rotate(ctx: ConnectionsContext, name: string): Promise<voi
     ctx.cache.clear();
     throw error;
   }
-  const credentials = parseCredentials(data);
+  const credentials = parseCredentialsIn(connection.version, data);
   if (!credentials.ok) throw new ConnectionError(`the peer answered credentials that are not valid OCPI: ${describe(credentials.errors)}`);
   await db.transaction((tx) =>
     repo.storeCredentials(

@@ -93,7 +93,9 @@ function checkAddressedToUs(request: FastifyRequest, us: PartyRef): void {
 
 /** Whether a request is for a functional module (routed): a known route that is not versions or credentials. */
 function isFunctionalRoute(request: FastifyRequest): boolean {
-  const config = request.routeOptions.config as { ocpiAccess?: TokenAccess } | undefined;
+  const config = request.routeOptions.config as { ocpiAccess?: TokenAccess; ocpiVersion?: string } | undefined;
+  // OCPI 2.1.1 has no message routing: its routes (routes-v2_1_1.ts) answer without routing headers.
+  if (config?.ocpiVersion === '2.1.1') return false;
   return request.routeOptions.url !== undefined && (config?.ocpiAccess ?? 'registered') === 'registered';
 }
 
@@ -238,6 +240,9 @@ function moduleOfRoute(route: string | undefined): string | null {
   return /\/\d+\.\d+(?:\.\d+)?\/([a-z_]+)/.exec(route)?.[1] ?? 'versions';
 }
 
+/** The OCPI version of a route when it is not 2.2.1 (routes-v2_1_1.ts marks its routes). */
+const versionOfRoute = (request: FastifyRequest) => (request.routeOptions.config as { ocpiVersion?: string } | undefined)?.ocpiVersion;
+
 /** Our answer, for the CI check of routing headers and status codes (only with recording on). */
 function recordAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
   const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
@@ -254,6 +259,7 @@ function recordAnswer(request: FastifyRequest, reply: FastifyReply, payload: unk
     routing: routingHeadersOf(reply.getHeaders()),
     authenticated: request.ocpiAuthenticated === true,
     reached_ocpi_layer: request.ocpiReached === true,
+    ...(versionOfRoute(request) ? { version: versionOfRoute(request) } : {}),
   });
 }
 

@@ -5,10 +5,14 @@
 import { isIP } from 'node:net';
 import { type OcpiPeerAuth, ocpiData } from '../../ocpi-protocol/client.ts';
 import { OCPI_STATUS, ocpiLayerError } from '../../ocpi-protocol/transport.ts';
-import { parseVersionDetails, parseVersions } from '../../ocpi-protocol/validate.ts';
+import { endpointsFrom211, OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
+import { type OcpiParseResult, parseVersionDetails, parseVersions } from '../../ocpi-protocol/validate.ts';
 import type * as repo from './repository.ts';
 
 export const OCPI_VERSION = '2.2.1';
+
+/** The versions we speak, best first: a handshake settles on the first of these the peer offers too. */
+export const OUR_VERSIONS = [OCPI_VERSION, OCPI_2_1_1] as const;
 
 export class ConnectionError extends Error {
   constructor(message: string) {
@@ -39,26 +43,36 @@ export interface PeerVersion {
   endpoints: repo.Endpoint[];
 }
 
-/** GET the peer's versions, choose 2.2.1, GET its details. */
-export async function fetchPeerVersion(auth: OcpiPeerAuth, versionsUrl: string, timeoutMs: number): Promise<PeerVersion> {
+/** The version of a handshake: the best of ours the peer also offers (`only`: that one, the version whose credentials endpoint the peer called). */
+export function commonVersion(offered: readonly string[], only?: string): string | undefined {
+  return OUR_VERSIONS.find((v) => (only === undefined || v === only) && offered.includes(v));
+}
+
+/** GET the peer's versions, choose the highest we share (or `only`), GET its details. */
+export async function fetchPeerVersion(auth: OcpiPeerAuth, versionsUrl: string, timeoutMs: number, only?: string): Promise<PeerVersion> {
   checkPeerUrl(versionsUrl, 'The versions URL');
   const { data: list } = await ocpiData<unknown>(auth, { method: 'GET', url: versionsUrl, module: 'versions', timeoutMs });
   const versions = parseVersions(list);
   if (!versions.ok) throw new ConnectionError(`the peer's version list is not valid OCPI: ${describe(versions.errors)}`);
-  const chosen = versions.value.find((v) => v.version === OCPI_VERSION);
+  const version = commonVersion(
+    versions.value.map((v) => v.version),
+    only,
+  );
+  const chosen = versions.value.find((v) => v.version === version);
   if (!chosen) {
     throw ocpiLayerError(
       OCPI_STATUS.unsupportedVersion,
-      `no common OCPI version: the peer offers ${versions.value.map((v) => v.version).join(', ') || 'none'}, we speak ${OCPI_VERSION}`,
+      `no common OCPI version: the peer offers ${versions.value.map((v) => v.version).join(', ') || 'none'}, we speak ${only ?? OUR_VERSIONS.join(', ')}`,
     );
   }
   const detailsUrl = new URL(chosen.url, versionsUrl).toString();
   checkPeerUrl(detailsUrl, 'The version details URL');
   const { data: detailsData } = await ocpiData<unknown>(auth, { method: 'GET', url: detailsUrl, module: 'versions', timeoutMs });
-  const details = parseVersionDetails(detailsData);
+  // 2.1.1 endpoints carry no role: the adapter gives each the one a CPO plays.
+  const details = chosen.version === OCPI_2_1_1 ? endpointsFrom211(detailsData) : mapResult(parseVersionDetails(detailsData), (d) => d.endpoints);
   if (!details.ok) throw new ConnectionError(`the peer's version details are not valid OCPI: ${describe(details.errors)}`);
   // Every endpoint we will call (with our token, our users' tokens, commands) is held to the same https rule as the versions URL.
-  const endpoints = details.value.endpoints.map((e) => ({
+  const endpoints = details.value.map((e) => ({
     identifier: e.identifier,
     role: e.role,
     url: checkPeerUrl(new URL(e.url, detailsUrl).toString(), `The ${e.identifier} endpoint`).toString(),
@@ -66,7 +80,11 @@ export async function fetchPeerVersion(auth: OcpiPeerAuth, versionsUrl: string, 
   if (!endpoints.some((e) => e.identifier === 'credentials')) {
     throw ocpiLayerError(OCPI_STATUS.noMatchingEndpoints, 'the peer lists no credentials endpoint');
   }
-  return { versions_url: versionsUrl, version: OCPI_VERSION, endpoints };
+  return { versions_url: versionsUrl, version: chosen.version, endpoints };
+}
+
+function mapResult<T, U>(result: OcpiParseResult<T>, f: (value: T) => U): OcpiParseResult<U> {
+  return result.ok ? { ok: true, value: f(result.value) } : result;
 }
 
 export function describe(errors: { path: string; message: string }[]): string {

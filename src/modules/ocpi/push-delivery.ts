@@ -6,8 +6,11 @@
 // not answer costs one timeout per round, not one per push, and does not hold
 // up the other CPOs. Shutdown aborts what is in flight; unsent pushes are
 // released for the next round or another process (a token PUT is idempotent).
+
 import type { OcpiPeerAuth } from '../../ocpi-protocol/client.ts';
 import { OcpiTransportError, ocpiData } from '../../ocpi-protocol/client.ts';
+import { OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
+import { pushTo211 } from '../../ocpi-protocol/v2_1_1/to-peer.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { endpointOf } from './connections.ts';
@@ -48,12 +51,14 @@ function refusedForGood(error: unknown): boolean {
 }
 
 async function sendOne(deps: PushDeliveryDeps, connection: repo.Connection, base: string, item: repo.OutboxItem, outcome: Outcome): Promise<void> {
+  // The outbox holds 2.2.1 pushes; a 2.1.1 CPO gets them in 2.1.1's shape (the adapter's pushTo211).
+  const wire = connection.version === OCPI_2_1_1 ? pushTo211(item) : item;
   try {
     await ocpiData(deps.auth(connection), {
       method: item.method,
-      url: `${base.replace(/\/+$/, '')}${item.path}`,
+      url: `${base.replace(/\/+$/, '')}${wire.path}`,
       module: item.module,
-      body: item.body ?? undefined,
+      body: wire.body ?? undefined,
       headers: deps.routing(connection),
       timeoutMs: deps.timeoutMs,
       retries: 0,

@@ -238,6 +238,23 @@ export interface StoredSession {
   last_updated: Date;
 }
 
+/** A connection's Sessions of one party, token and EVSE (the candidates of a 2.1.1 CDR, which names no session), newest first. */
+export async function sessionsOfTokenAtEvse(
+  db: Queryable,
+  key: { connection_id: string; country_code: string; party_id: string; token_uid: string; location_id: string; evse_uid: string },
+): Promise<{ id: string; start_date_time: string; location_id: string; evse_uid: string; connector_id: string }[]> {
+  const { rows } = await db.query<{ id: string; start_date_time: string; location_id: string; evse_uid: string; connector_id: string }>(
+    `SELECT id, data->>'start_date_time' AS start_date_time, data->>'location_id' AS location_id, data->>'evse_uid' AS evse_uid,
+            data->>'connector_id' AS connector_id
+       FROM ocpi_sessions
+      WHERE (data->'cdr_token'->>'uid') = $1 AND connection_id = $2 AND country_code = $3 AND party_id = $4
+        AND data->>'location_id' = $5 AND data->>'evse_uid' = $6
+      ORDER BY last_updated DESC LIMIT 50`,
+    [key.token_uid, key.connection_id, key.country_code, key.party_id, key.location_id, key.evse_uid],
+  );
+  return rows;
+}
+
 export async function findSession(
   db: Queryable,
   key: { country_code: string; party_id: string; id: string },

@@ -5,14 +5,18 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { OCPI_STATUS, pageHeaders, parsePageQuery } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db.ts';
 import type { RateLimiter } from '../../platform/rate-limit/limiter.ts';
 import { installOcpiBodyParsing } from './body-parsing.ts';
 import type { Connections } from './connections.ts';
 import { connectionOf, installOcpiEdge, sendOcpi, type TokenAccess } from './http.ts';
 import type { Receivers } from './receivers.ts';
+import { registerRoutes211 } from './routes-v2_1_1.ts';
 import type { Tokens } from './tokens.ts';
 
 export interface OcpiRoutesDeps {
+  /** For what the 2.1.1 edge looks up before the receivers (the Session a 2.1.1 CDR belongs to). */
+  db: Database;
   clock: Clock;
   connections: Connections;
   receivers: Receivers;
@@ -142,5 +146,8 @@ export function ocpiRoutes(deps: OcpiRoutesDeps) {
       const type = (request.query as Record<string, unknown>).type;
       return ok(reply, await deps.tokens.authorize(p.token_uid as string, typeof type === 'string' ? type : undefined, request.body));
     });
+
+    // The same interface in OCPI 2.1.1, through the 2.1.1 adapter
+    registerRoutes211(app, deps);
   };
 }

@@ -145,6 +145,7 @@ export function createOcpi(deps: OcpiDeps) {
     userChanged: tokens.userChanged,
     routes: () =>
       ocpiRoutes({
+        db,
         clock,
         connections,
         receivers,

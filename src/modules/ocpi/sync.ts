@@ -15,9 +15,11 @@ import { readLocation } from '../../ocpi-protocol/reader/location.ts';
 import type { Finding, Reading } from '../../ocpi-protocol/reader/rules.ts';
 import { readCdr, readSession } from '../../ocpi-protocol/reader/session-cdr.ts';
 import { readTariff } from '../../ocpi-protocol/reader/tariff.ts';
+import { OCPI_2_1_1, pulledFrom211 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { type Database, isDatabaseUnavailable } from '../../platform/db.ts';
 import type { Ingestion } from '../stations/ingest.ts';
+import { linkCdrToSession211 } from './cdr-session-v2_1_1.ts';
 import type { Connections } from './connections.ts';
 import { endpointOf } from './connections.ts';
 import { type ObjectFindings, objectIdOf, recordFindings } from './quality.ts';
@@ -75,10 +77,34 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
   const headers = deps.connections.routingTo(connection);
   const parties = new Set(connection.roles.filter((r) => r.role === 'CPO').map((r) => `${r.country_code.toUpperCase()}*${r.party_id.toUpperCase()}`));
   const counts: SyncCounts = { tariffs: 0, locations: 0, sessions: 0, cdrs: 0, skipped: 0, failed: [] };
+  // A 2.1.1 CPO's objects go through the 2.1.1 adapter first: of its one party (2.1.1 objects name none), their tokens ours.
+  const cpo = connection.roles.find((r) => r.role === 'CPO');
+  const party = { country_code: cpo?.country_code.toUpperCase() ?? '', party_id: cpo?.party_id.toUpperCase() ?? '' };
+  const us = deps.connections.ourParty();
   return {
     connection,
     counts,
     onProgress,
+    /**
+     * A page's objects as 2.2.1 has them, for the reader: a 2.2.1 peer's as they came; a 2.1.1 peer's converted
+     * (a CDR also linked to its Session, cdr-session-v2_1_1.ts), those that cannot be converted refused ('invalid').
+     */
+    async fromPeer(module: PulledModule, items: unknown[]): Promise<{ items: unknown[]; refused: ObjectFindings[] }> {
+      if (connection.version !== OCPI_2_1_1) return { items, refused: [] };
+      const converted: unknown[] = [];
+      const refused: ObjectFindings[] = [];
+      for (const item of items) {
+        const result = pulledFrom211(module, item, party, us);
+        if (!result.ok) {
+          const first = result.errors[0];
+          refused.push({
+            objectId: objectIdOf(item),
+            findings: [{ rule: 'invalid', path: first?.path ?? '', detail: `OCPI 2.1.1: ${first?.message ?? ''}`.slice(0, 120) }],
+          });
+        } else converted.push(module === 'cdrs' ? await linkCdrToSession211(deps.db, connection.id, result.value) : result.value);
+      }
+      return { items: converted, refused };
+    },
     owned: (o: { country_code?: unknown; party_id?: unknown }) =>
       typeof o.country_code === 'string' && typeof o.party_id === 'string' && parties.has(`${o.country_code.toUpperCase()}*${o.party_id.toUpperCase()}`),
     /**
@@ -180,8 +206,9 @@ async function pullCatalogue(deps: SyncDeps, run: PullRun, module: 'tariffs' | '
     module === 'tariffs' ? readTariff(raw, { inPlace: true }) : readLocation(raw, { inPlace: true });
   let changed = false;
   for await (const page of pages) {
-    const { taken, findings, leftOut } = readPage(page.items, read, run.owned);
-    const refusedByStore: ObjectFindings[] = [];
+    const { items, refused } = await run.fromPeer(module, page.items);
+    const { taken, findings, leftOut } = readPage(items, read, run.owned);
+    const refusedByStore: ObjectFindings[] = [...refused];
     if (taken.length > 0) {
       run.counts[module] += await storeCatalogue(deps, module, taken, refusedByStore);
       changed = true;
@@ -197,7 +224,8 @@ async function pullSessions(deps: SyncDeps, run: PullRun, since: Date | undefine
   const pages = run.pages('sessions', since);
   if (!pages) return;
   for await (const page of pages) {
-    const { taken, findings, leftOut } = readPage(page.items, readSession, run.owned);
+    const { items, refused } = await run.fromPeer('sessions', page.items);
+    const { taken, findings, leftOut } = readPage(items, readSession, run.owned);
     for (const session of taken) {
       const written = await db.transaction(async (tx) => {
         if (!(await repo.upsertSession(tx, run.connection.id, session, clock.now()))) return false;
@@ -206,7 +234,7 @@ async function pullSessions(deps: SyncDeps, run: PullRun, since: Date | undefine
       });
       if (written) run.counts.sessions++;
     }
-    await run.report('sessions', findings, leftOut);
+    await run.report('sessions', [...findings, ...refused], [...leftOut, ...refused]);
     run.onProgress?.('sessions', run.counts.sessions, page.total);
   }
 }
@@ -216,7 +244,8 @@ async function pullCdrs(deps: SyncDeps, run: PullRun, since: Date | undefined): 
   const pages = run.pages('cdrs', since);
   if (!pages) return;
   for await (const page of pages) {
-    const { taken, findings, leftOut } = readPage(page.items, readCdr, run.owned);
+    const { items, refused } = await run.fromPeer('cdrs', page.items);
+    const { taken, findings, leftOut } = readPage(items, readCdr, run.owned);
     for (const cdr of taken) {
       const inserted = await db.transaction(async (tx) => {
         const fresh = await repo.insertCdr(
@@ -230,7 +259,7 @@ async function pullCdrs(deps: SyncDeps, run: PullRun, since: Date | undefined): 
       });
       if (inserted) run.counts.cdrs++;
     }
-    await run.report('cdrs', findings, leftOut);
+    await run.report('cdrs', [...findings, ...refused], [...leftOut, ...refused]);
     run.onProgress?.('cdrs', run.counts.cdrs, page.total);
   }
 }

@@ -22,6 +22,7 @@ import { BASE_PATH, createServer } from './server.ts';
 import { createSimulation, type SimulationOptions, seededRandom } from './simulation.ts';
 import { createStatusChanges } from './status-changes.ts';
 import * as store from './store.ts';
+import { PERSONALITIES, type Personality, wireFor } from './wire.ts';
 
 export type { RegisterWithOptions, Registration } from './peers.ts';
 export { parseQuirks, QUIRKS, type Quirk, quirkPicks } from './quirks.ts';
@@ -86,11 +87,30 @@ export interface CpoSandboxOptions {
   pageLimits?: Partial<PageLimits>;
   /** Base URL advertised to peers (scheme://host:port) instead of the listening address. */
   publicUrl?: string;
+  /**
+   * The OCPI version the network speaks (its personality, wire.ts): '2.2.1' (default), or '2.1.1': it offers only
+   * 2.1.1 in its versions, registers and handshakes in 2.1.1, serves and pushes 2.1.1 objects, takes 2.1.1 commands
+   * and tokens, sends raw tokens and no routing headers; and, as 2.1.1 credentials name one party, it runs one
+   * party (the generator's first).
+   */
+  ocpiVersion?: Personality;
   /** Serve HTTPS with this certificate instead of plain HTTP. */
   tls?: { cert: string; key: string };
   /** Imperfect data to send, as real CPOs do (quirks.ts; CPO_SANDBOX_QUIRKS): none by default. */
   quirks?: readonly Quirk[];
   log?: Log;
+}
+
+function personalityOf(options: CpoSandboxOptions): Personality {
+  const version = options.ocpiVersion ?? '2.2.1';
+  if (!(PERSONALITIES as readonly string[]).includes(version)) throw new RangeError(`ocpiVersion must be one of ${PERSONALITIES.join(', ')}`);
+  return version;
+}
+
+/** The network's dataset; a 2.1.1 network runs one party (2.1.1 credentials name one). */
+function networkOptions(options: CpoSandboxOptions, personality: Personality) {
+  const scenarioParties = options.scenarioParties ?? CPO_SANDBOX_DEFAULTS.scenarioParties;
+  return { locations: options.locations, seed: options.seed, scenarioParties, singleParty: personality === '2.1.1' };
 }
 
 function positive(name: string, value: number, allowZero = false): number {
@@ -166,14 +186,15 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
   const settings = commonSettings(options);
   const { tickMs, requestTimeoutMs, commandTimeoutSeconds, pageLimits } = settings;
 
-  const network = createNetwork({ locations: options.locations, seed: options.seed, scenarioParties: options.scenarioParties ?? d.scenarioParties });
+  const personality = personalityOf(options);
+  const network = createNetwork(networkOptions(options, personality));
   const quirks = createQuirks(options.quirks ?? []);
   for (const o of await store.loadEvseStatuses(db)) network.applyStatus(o);
 
   const address = sandboxAddress(options.publicUrl);
   const { base, versionsUrl } = address;
 
-  const peers = createPeers({ db, clock, network, log, versionsUrl, requestTimeoutMs });
+  const peers = createPeers({ db, clock, network, log, versionsUrl, requestTimeoutMs, wire: wireFor(personality, network) });
   await peers.refresh();
   const push = createPush({
     db,
@@ -222,7 +243,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
   const serverDeps = { clock, peers, log, tls: options.tls, hangMs: positive('hangMs', options.hangMs ?? d.hangMs), parties: network.parties };
   const server = createServer(serverDeps, (app, http) => {
     configurationRoutes({ clock, peers, baseUrl: base })(app);
-    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base, quirks })(app, http);
+    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base, quirks, wire: peers.wire })(app, http);
   });
 
   return {
@@ -232,7 +253,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     scenarioParties: network.scenarioParties,
     /** The network: locations, EVSEs and tariffs as served. */
     network,
-    version: OCPI_VERSION,
+    version: personality,
 
     get versionsUrl(): string {
       return versionsUrl();

@@ -11,6 +11,7 @@ import type { Network } from './network.ts';
 import * as registration from './registration.ts';
 import type { Peer } from './store.ts';
 import * as store from './store.ts';
+import type { Wire } from './wire.ts';
 
 export { OCPI_VERSION, type RegisterWithOptions, type Registration } from './registration.ts';
 
@@ -24,6 +25,8 @@ export interface PeersDeps {
   /** Our versions URL (known once listening). */
   versionsUrl: () => string;
   requestTimeoutMs: number;
+  /** The OCPI version the network speaks on the wire, and its shapes (wire.ts). */
+  wire: Wire;
 }
 
 export interface Authenticated {
@@ -58,6 +61,8 @@ export function createPeers(deps: PeersDeps) {
 
   return {
     ourCredentials: (token: string): Credentials => registration.ourCredentials(ctx, token),
+    /** The OCPI version the network speaks (its personality), and its shapes. */
+    wire: deps.wire,
     refresh,
 
     /** Registered peers, from the cache. */
@@ -81,7 +86,8 @@ export function createPeers(deps: PeersDeps) {
     auth(peer: Peer): OcpiPeerAuth {
       return {
         token: peer.theirToken ?? '',
-        rawToken: peer.rawToken,
+        rawToken: peer.rawToken || deps.wire.rawTokens,
+        version: deps.wire.version,
         sender: 'cpo-sandbox',
         ...(peer.pinnedCertificate ? { pinnedCertificatePem: peer.pinnedCertificate } : {}),
       };

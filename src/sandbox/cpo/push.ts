@@ -8,9 +8,12 @@
 // - EVSE status PATCHes to every registered eMSP, and CommandResults to a
 //   command's response_url: sent at once, a few retries, never stored (OCPI
 //   advises against queueing them; a missed status is reconciled by GET).
+
+import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
 import { type OcpiReply, ocpiRequest } from '../../ocpi-protocol/client.ts';
 import type { CommandResult } from '../../ocpi-protocol/commands.ts';
 import type { OcpiEvse, OcpiLocation } from '../../ocpi-protocol/locations-tariffs.ts';
+import type { Session } from '../../ocpi-protocol/sessions.ts';
 import { type PartyRef, routingHeaders } from '../../ocpi-protocol/transport.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
@@ -59,6 +62,8 @@ function describe(reply: OcpiReply): string {
 
 /** The OCPI-from/-to headers of a message from one of our parties to a peer (only OCPI-from when the peer has no role). */
 function routing(peers: Peers, from: PartyRef, peer: Peer): Record<string, string> {
+  // An OCPI 2.1.1 network sends none (2.1.1 has no message routing).
+  if (!peers.wire.routing) return {};
   const to = peers.party(peer);
   return to ? routingHeaders(from, to) : { 'OCPI-from-country-code': from.country_code, 'OCPI-from-party-id': from.party_id };
 }
@@ -94,7 +99,7 @@ async function postCommandResult({ peers, log, requestTimeoutMs }: PushDeps, pee
       method: 'POST',
       url,
       module: 'commands',
-      body: result,
+      body: peers.wire.commandResult(result),
       headers: routing(peers, from, peer),
       timeoutMs: Math.min(requestTimeoutMs, 5_000),
       retries: 1,
@@ -108,13 +113,20 @@ async function postCommandResult({ peers, log, requestTimeoutMs }: PushDeps, pee
 }
 
 /** Sends one outbox message; a Session PATCH answered 404 is sent again as a PUT of the whole current Session. */
+/** An outbox message's body (a 2.2.1 Session, Session PATCH or CDR) in the version the network speaks. */
+function wireBody(peers: Peers, entry: OutboxEntry): unknown {
+  if (entry.kind === 'cdr') return peers.wire.cdr(entry.body as Cdr);
+  if (entry.kind === 'session_put') return peers.wire.session(entry.body as Session);
+  return peers.wire.sessionPatch(entry.body as Record<string, unknown>);
+}
+
 async function send({ db, peers, requestTimeoutMs }: PushDeps, peer: Peer, entry: OutboxEntry): Promise<OcpiReply> {
   const module = entry.kind === 'cdr' ? 'cdrs' : 'sessions';
   let reply = await ocpiRequest(peers.auth(peer), {
     method: entry.method,
     url: entry.url,
     module,
-    body: entry.body,
+    body: wireBody(peers, entry),
     headers: entry.routing,
     timeoutMs: requestTimeoutMs,
     retries: 0,
@@ -126,7 +138,7 @@ async function send({ db, peers, requestTimeoutMs }: PushDeps, peer: Peer, entry
         method: 'PUT',
         url: entry.url,
         module,
-        body: session.data,
+        body: peers.wire.session(session.data as Session),
         headers: entry.routing,
         timeoutMs: requestTimeoutMs,
         retries: 0,

@@ -72,7 +72,7 @@ async function discover(ctx: RegistrationContext, versionsUrl: string, auth: Ocp
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidParameters('url must be http or https');
   const timeoutMs = ctx.requestTimeoutMs;
   const retries = 1;
-  let rawToken = auth.rawToken ?? false;
+  let rawToken = auth.rawToken ?? ctx.wire.rawTokens;
   let versions: unknown;
   try {
     versions = (await ocpiData({ ...auth, rawToken }, { method: 'GET', url: versionsUrl, timeoutMs, retries })).data;
@@ -84,9 +84,13 @@ async function discover(ctx: RegistrationContext, versionsUrl: string, auth: Ocp
   const parsedVersions = parseVersions(versions);
   if (!parsedVersions.ok)
     throw registrationError(OCPI_STATUS.unableToUseClientApi, schemaMessage('the versions endpoint answered an invalid list', parsedVersions.errors));
-  const version = parsedVersions.value.find((v) => v.version === OCPI_VERSION);
-  if (!version) throw registrationError(OCPI_STATUS.unsupportedVersion, `no OCPI ${OCPI_VERSION} among the versions offered`);
-  const details = parseVersionDetails((await ocpiData({ ...auth, rawToken }, { method: 'GET', url: version.url, timeoutMs, retries })).data);
+  // The network speaks one version, its personality (wire.ts).
+  const ours = ctx.wire.version;
+  const version = parsedVersions.value.find((v) => v.version === ours);
+  if (!version) throw registrationError(OCPI_STATUS.unsupportedVersion, `no OCPI ${ours} among the versions offered`);
+  const details = parseVersionDetails(
+    ctx.wire.endpointsIn((await ocpiData({ ...auth, rawToken }, { method: 'GET', url: version.url, timeoutMs, retries })).data),
+  );
   if (!details.ok) throw registrationError(OCPI_STATUS.unableToUseClientApi, schemaMessage('the version details are invalid', details.errors));
   return { endpoints: details.value.endpoints, rawToken };
 }
@@ -101,15 +105,15 @@ async function discoverPeer(ctx: RegistrationContext, credentials: Credentials, 
   }
 }
 
-function parseBody(body: unknown): Credentials {
-  const parsed = parseCredentials(body);
+function parseBody(ctx: RegistrationContext, body: unknown): Credentials {
+  const parsed = parseCredentials(ctx.wire.credentialsIn(body));
   if (!parsed.ok) throw invalidParameters(schemaMessage('invalid credentials', parsed.errors));
   return parsed.value;
 }
 
 async function connect(ctx: RegistrationContext, peer: Peer, body: unknown, status: 'PENDING' | 'REGISTERED'): Promise<Credentials> {
   const { db, clock, log } = ctx;
-  const credentials = parseBody(body);
+  const credentials = parseBody(ctx, body);
   const found = await discoverPeer(ctx, credentials, peer.pinnedCertificate);
   const ourToken = newToken();
   await store.updatePeer(
@@ -121,7 +125,7 @@ async function connect(ctx: RegistrationContext, peer: Peer, body: unknown, stat
       ourToken,
       theirToken: credentials.token,
       theirVersionsUrl: credentials.url,
-      version: OCPI_VERSION,
+      version: ctx.wire.version,
       endpoints: found.endpoints,
       roles: credentials.roles,
       rawToken: found.rawToken,
@@ -197,7 +201,7 @@ export async function registerWith(ctx: RegistrationContext, options: RegisterWi
     ourToken,
     theirToken: options.token,
     theirVersionsUrl: options.versionsUrl,
-    version: OCPI_VERSION,
+    version: ctx.wire.version,
     endpoints: found.endpoints,
     roles: [],
     pinnedCertificate: options.pinnedCertificatePem ?? null,
@@ -207,9 +211,9 @@ export async function registerWith(ctx: RegistrationContext, options: RegisterWi
   try {
     const { data } = await ocpiData(
       { token: options.token, rawToken: found.rawToken, ...pinned },
-      { method: 'POST', url: credentialsUrl, body: ourCredentials(ctx, ourToken), timeoutMs: ctx.requestTimeoutMs },
+      { method: 'POST', url: credentialsUrl, body: ctx.wire.credentials(ourCredentials(ctx, ourToken)), timeoutMs: ctx.requestTimeoutMs },
     );
-    const parsed = parseCredentials(data);
+    const parsed = parseCredentials(ctx.wire.credentialsIn(data));
     if (!parsed.ok) throw new Error(schemaMessage('the eMSP answered invalid credentials', parsed.errors));
     const theirs = parsed.value;
     // From now on we use its new token, also for its versions (which may have moved).
@@ -227,7 +231,7 @@ export async function registerWith(ctx: RegistrationContext, options: RegisterWi
     );
     await ctx.refresh();
     log('info', 'registered with an eMSP', { peer: peer.id, versionsUrl: theirs.url });
-    return { peerId: peer.id, version: OCPI_VERSION, roles: theirs.roles, endpoints };
+    return { peerId: peer.id, version: ctx.wire.version, roles: theirs.roles, endpoints };
   } catch (error) {
     await store.deletePeer(db, peer.id);
     throw error;

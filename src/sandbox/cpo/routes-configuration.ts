@@ -3,7 +3,7 @@
 // credentials endpoint an eMSP registers, updates and unregisters with.
 import type { Endpoint } from '../../ocpi-protocol/versions.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { OCPI_VERSION, type Peers } from './peers.ts';
+import type { Peers } from './peers.ts';
 import { authOf, BASE_PATH, type CpoApp, ok } from './server.ts';
 
 export interface ConfigurationRoutesDeps {
@@ -29,19 +29,22 @@ export function ourEndpoints(versionUrl: string): Endpoint[] {
 
 export function configurationRoutes(deps: ConfigurationRoutesDeps) {
   const { clock, peers } = deps;
-  const versionUrl = () => `${deps.baseUrl()}${BASE_PATH}/${OCPI_VERSION}`;
-  const credentials = `${BASE_PATH}/${OCPI_VERSION}/credentials`;
+  // The one version the network speaks (its personality): its shapes are the wire's.
+  const { wire } = peers;
+  const version = wire.version;
+  const versionUrl = () => `${deps.baseUrl()}${BASE_PATH}/${version}`;
+  const credentials = `${BASE_PATH}/${version}/credentials`;
 
   return (app: CpoApp) => {
-    app.get(`${BASE_PATH}/versions`, async (_request, reply) => ok(reply, clock, [{ version: OCPI_VERSION, url: versionUrl() }]));
+    app.get(`${BASE_PATH}/versions`, async (_request, reply) => ok(reply, clock, [{ version, url: versionUrl() }]));
 
-    app.get(`${BASE_PATH}/${OCPI_VERSION}`, async (_request, reply) => ok(reply, clock, { version: OCPI_VERSION, endpoints: ourEndpoints(versionUrl()) }));
+    app.get(`${BASE_PATH}/${version}`, async (_request, reply) => ok(reply, clock, wire.versionDetails(version, ourEndpoints(versionUrl()))));
 
-    app.get(credentials, async (request, reply) => ok(reply, clock, peers.current(authOf(request))));
+    app.get(credentials, async (request, reply) => ok(reply, clock, wire.credentials(peers.current(authOf(request)))));
 
-    app.post(credentials, async (request, reply) => ok(reply, clock, await peers.register(authOf(request), request.body)));
+    app.post(credentials, async (request, reply) => ok(reply, clock, wire.credentials(await peers.register(authOf(request), request.body))));
 
-    app.put(credentials, async (request, reply) => ok(reply, clock, await peers.update(authOf(request), request.body)));
+    app.put(credentials, async (request, reply) => ok(reply, clock, wire.credentials(await peers.update(authOf(request), request.body))));
 
     app.delete(credentials, async (request, reply) => {
       await peers.unregister(authOf(request));

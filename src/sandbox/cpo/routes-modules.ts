@@ -2,6 +2,9 @@
 // and CDRs (paginated GETs), the Commands Receiver (START_SESSION,
 // STOP_SESSION) and the Tokens Receiver (tokens the eMSP pushes).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
+import type { OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
+import type { Session } from '../../ocpi-protocol/sessions.ts';
 import { TOKEN_TYPES } from '../../ocpi-protocol/tokens.ts';
 import type { PageQuery } from '../../ocpi-protocol/transport.ts';
 import { invalidParameters, OCPI_STATUS, OcpiError, pageHeaders, parsePageQuery, unknownObject } from '../../ocpi-protocol/transport.ts';
@@ -9,11 +12,12 @@ import { parseToken, parseTokenPatch } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import type { Network } from './network.ts';
-import { OCPI_VERSION } from './peers.ts';
 import type { Quirks } from './quirks.ts';
 import { authOf, BASE_PATH, type CpoApp, type HttpTools, ok } from './server.ts';
 import type { Simulation } from './simulation.ts';
+import type { Peer } from './store.ts';
 import * as store from './store.ts';
+import type { Wire } from './wire.ts';
 
 export interface PageLimits {
   locations: number;
@@ -30,11 +34,11 @@ export interface ModuleRoutesDeps {
   pageLimits: PageLimits;
   commandTimeoutSeconds: number;
   baseUrl: () => string;
+  /** The version the network speaks and its shapes (wire.ts): objects are served, and commands and tokens read, in it. */
+  wire: Wire;
   /** Imperfect data to serve (CPO_SANDBOX_QUIRKS): what a quirky CPO would send instead of the network's clean objects. */
   quirks: Quirks;
 }
-
-const P = `${BASE_PATH}/${OCPI_VERSION}`;
 
 type Params = Record<string, string>;
 const params = (request: FastifyRequest) => request.params as Params;
@@ -47,52 +51,59 @@ function schemaMessage(what: string, errors: { path: string; message: string }[]
     .join('; ')}`;
 }
 
-function tokenType(request: FastifyRequest): string {
-  const type = query(request).type ?? 'RFID';
+/** The eMSP party a peer speaks for (its first EMSP role): the owner of the tokens of its 2.1.1 commands. */
+const emspOf = (peer: Peer) => {
+  const role = peer.roles.find((r) => r.role === 'EMSP') ?? peer.roles[0];
+  return role ? { country_code: role.country_code, party_id: role.party_id } : undefined;
+};
+
+/** The token type of a Tokens request: its `type` parameter (2.2.1, default RFID); 2.1.1 has none: the body's, else any of OTHER. */
+function tokenType(request: FastifyRequest, wire: Wire): string {
+  const bodyType = (request.body as { type?: unknown } | undefined)?.type;
+  const type = query(request).type ?? (wire.version === '2.1.1' ? (bodyType ?? 'OTHER') : 'RFID');
   if (typeof type !== 'string' || !(TOKEN_TYPES as readonly string[]).includes(type)) throw invalidParameters(`type must be one of ${TOKEN_TYPES.join(', ')}`);
   return type;
 }
 
 export function moduleRoutes(deps: ModuleRoutesDeps) {
-  const { db, clock, network, simulation, pageLimits, quirks } = deps;
+  const { db, clock, network, simulation, pageLimits, quirks, wire } = deps;
+  const P = `${BASE_PATH}/${wire.version}`;
   const endpointUrl = (module: string) => `${deps.baseUrl()}${P}/${module}`;
 
-  function sendPage(reply: FastifyReply, module: string, page: PageQuery, result: { items: unknown[]; total: number }) {
+  function sendPage<T>(reply: FastifyReply, module: string, page: PageQuery, result: { items: T[]; total: number }, shape: (item: T) => unknown) {
     void reply.headers(pageHeaders(endpointUrl(module), page, result.items.length, result.total));
-    return ok(reply, clock, result.items);
+    return ok(reply, clock, result.items.map(shape));
   }
 
   return (app: CpoApp, http: HttpTools) => {
     // Locations and Tariffs (Sender)
     app.get(`${P}/locations`, async (request, reply) => {
       const page = parsePageQuery(query(request), pageLimits.locations);
-      const served = network.locationPage(page);
-      return sendPage(reply, 'locations', page, { ...served, items: served.items.map(quirks.location) });
+      return sendPage(reply, 'locations', page, network.locationPage(page), (l) => wire.location(quirks.location(l) as OcpiLocation));
     });
 
     app.get(`${P}/locations/:location_id`, async (request, reply) => {
       const location = network.location(params(request).location_id ?? '');
       if (!location) throw unknownObject('unknown location', OCPI_STATUS.unknownLocation);
-      return ok(reply, clock, quirks.location(network.view(location)));
+      return ok(reply, clock, wire.location(quirks.location(network.view(location)) as OcpiLocation));
     });
 
     app.get(`${P}/locations/:location_id/:evse_uid`, async (request, reply) => {
       const ref = network.evse(params(request).location_id ?? '', params(request).evse_uid ?? '');
       if (!ref) throw unknownObject('unknown location or EVSE', OCPI_STATUS.unknownLocation);
-      return ok(reply, clock, quirks.evse(network.viewEvse(ref.location, ref.evse)));
+      return ok(reply, clock, wire.evse(quirks.evse(network.viewEvse(ref.location, ref.evse)) as OcpiEvse));
     });
 
     app.get(`${P}/locations/:location_id/:evse_uid/:connector_id`, async (request, reply) => {
       const ref = network.evse(params(request).location_id ?? '', params(request).evse_uid ?? '');
       const connector = ref?.evse.connectors.find((c) => c.id === params(request).connector_id);
       if (!connector) throw unknownObject('unknown location, EVSE or connector', OCPI_STATUS.unknownLocation);
-      return ok(reply, clock, connector);
+      return ok(reply, clock, wire.connector(connector));
     });
 
     app.get(`${P}/tariffs`, async (request, reply) => {
       const page = parsePageQuery(query(request), pageLimits.tariffs);
-      const served = network.tariffPage(page);
-      return sendPage(reply, 'tariffs', page, { ...served, items: served.items.map(quirks.tariff) });
+      return sendPage(reply, 'tariffs', page, network.tariffPage(page), (t) => wire.tariff(quirks.tariff(t) as OcpiTariff));
     });
 
     // Sessions and CDRs (Sender): the requesting eMSP's own
@@ -100,8 +111,9 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
       const page = parsePageQuery(query(request), pageLimits.sessions);
       // mod_sessions makes date_from required on this GET (mod_cdrs does not on its own): a strict CPO refuses without it.
       if (page.date_from === undefined) throw invalidParameters('date_from is required on GET sessions');
-      const served = await store.sessionPage(db, authOf(request).peer.id, page);
-      return sendPage(reply, 'sessions', page, { ...served, items: served.items.map(quirks.sessionOrCdr) });
+      return sendPage(reply, 'sessions', page, await store.sessionPage(db, authOf(request).peer.id, page), (s) =>
+        wire.session(quirks.sessionOrCdr(s) as Session),
+      );
     });
 
     app.put(`${P}/sessions/:session_id/charging_preferences`, async () => {
@@ -110,8 +122,7 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
 
     app.get(`${P}/cdrs`, async (request, reply) => {
       const page = parsePageQuery(query(request), pageLimits.cdrs);
-      const served = await store.cdrPage(db, authOf(request).peer.id, page);
-      return sendPage(reply, 'cdrs', page, { ...served, items: served.items.map(quirks.sessionOrCdr) });
+      return sendPage(reply, 'cdrs', page, await store.cdrPage(db, authOf(request).peer.id, page), (c) => wire.cdr(quirks.sessionOrCdr(c) as Cdr));
     });
 
     // Commands (Receiver)
@@ -119,21 +130,25 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
       const { peer } = authOf(request);
       switch (params(request).command) {
         case 'START_SESSION': {
-          const answer = await simulation.startSession(peer, request.body);
-          if (answer !== 'hang') return ok(reply, clock, answer);
+          const answer = await simulation.startSession(peer, wire.startSessionIn(request.body, emspOf(peer)));
+          if (answer !== 'hang') return ok(reply, clock, wire.commandResponse(answer));
           http.holdOpen(reply);
           return reply;
         }
         case 'STOP_SESSION':
-          return ok(reply, clock, await simulation.stopSession(peer, request.body));
+          return ok(reply, clock, wire.commandResponse(await simulation.stopSession(peer, request.body)));
         case 'RESERVE_NOW':
         case 'CANCEL_RESERVATION':
         case 'UNLOCK_CONNECTOR':
-          return ok(reply, clock, {
-            result: 'NOT_SUPPORTED',
-            timeout: deps.commandTimeoutSeconds,
-            message: [{ language: 'en', text: 'this network only takes START_SESSION and STOP_SESSION' }],
-          });
+          return ok(
+            reply,
+            clock,
+            wire.commandResponse({
+              result: 'NOT_SUPPORTED',
+              timeout: deps.commandTimeoutSeconds,
+              message: [{ language: 'en', text: 'this network only takes START_SESSION and STOP_SESSION' }],
+            }),
+          );
         default:
           throw unknownObject(`unknown command ${params(request).command}`);
       }
@@ -143,19 +158,19 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
     const tokenPath = `${P}/tokens/:country_code/:party_id/:token_uid`;
     const tokenKey = (request: FastifyRequest) => {
       const p = params(request);
-      return { peerId: authOf(request).peer.id, cc: p.country_code ?? '', pid: p.party_id ?? '', uid: p.token_uid ?? '', type: tokenType(request) };
+      return { peerId: authOf(request).peer.id, cc: p.country_code ?? '', pid: p.party_id ?? '', uid: p.token_uid ?? '', type: tokenType(request, wire) };
     };
 
     app.get(tokenPath, async (request, reply) => {
       const k = tokenKey(request);
       const token = await store.findToken(db, k.peerId, k.cc, k.pid, k.uid, k.type);
       if (!token) throw unknownObject('unknown token', OCPI_STATUS.unknownToken);
-      return ok(reply, clock, token);
+      return ok(reply, clock, wire.token(token));
     });
 
     app.put(tokenPath, async (request, reply) => {
       const k = tokenKey(request);
-      const parsed = parseToken(request.body);
+      const parsed = parseToken(wire.tokenIn(request.body, { country_code: k.cc, party_id: k.pid }));
       if (!parsed.ok) throw invalidParameters(schemaMessage('Token', parsed.errors));
       const t = parsed.value;
       if (t.country_code !== k.cc || t.party_id !== k.pid || t.uid !== k.uid || t.type !== k.type) {

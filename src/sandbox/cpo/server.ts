@@ -129,7 +129,8 @@ export function createServer(deps: ServerDeps, routes: (app: CpoApp, tools: Http
       );
     }
     authenticated.set(request, auth);
-    checkRouting(request.headers, auth, deps.parties, isConfigurationPath(pathname));
+    // An OCPI 2.1.1 network knows no routing headers (wire.ts): none are required.
+    if (peers.wire.routing) checkRouting(request.headers, auth, deps.parties, isConfigurationPath(pathname));
   });
 
   // Functional modules answer with the routing headers of the request, mirrored.
