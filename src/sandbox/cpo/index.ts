@@ -13,7 +13,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { createBackgroundWork, sharedPass } from './background-work.ts';
 import { createNetwork, type Network } from './network.ts';
-import { createPeers, type Log, OCPI_VERSION, type RegisterWithOptions } from './peers.ts';
+import { createPeers, type Log, type RegisterWithOptions } from './peers.ts';
 import { createPush, type Push } from './push.ts';
 import { createQuirks, type Quirk } from './quirks.ts';
 import { configurationRoutes } from './routes-configuration.ts';
