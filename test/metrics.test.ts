@@ -199,12 +199,12 @@ describe('OCPI calls', () => {
   let peer: Server;
   let peerUrl: string;
   before(async () => {
-    // A CPO that refuses our token, and one that answers a version list without 2.2.1.
+    // A CPO that refuses our token, and one that answers a version list with none we speak (2.2.1, 2.1.1).
     peer = createServer((request, response) => {
       const body =
         request.url === '/refuse/versions'
           ? { status_code: 2001, status_message: 'Unknown token', timestamp: new Date().toISOString() }
-          : { status_code: 1000, data: [{ version: '2.1.1', url: 'http://127.0.0.1/2.1.1' }], timestamp: new Date().toISOString() };
+          : { status_code: 1000, data: [{ version: '2.0', url: 'http://127.0.0.1/2.0' }], timestamp: new Date().toISOString() };
       response.writeHead(request.url === '/refuse/versions' ? 401 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
     await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
