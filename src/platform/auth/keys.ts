@@ -47,7 +47,12 @@ export async function loadSigningKeys(config: JwtConfig, options: { create: bool
   let created = false;
   if (!privateKey && config.generateKey && options.create && !config.publicKeyFile && !config.jwksUrl) {
     const pair = generateKeyPair(config.algorithm);
-    await mkdir(path.dirname(config.privateKeyFile), { recursive: true, mode: 0o700 });
+    // Only the key's own directory is private: the directories above it (DATA_DIR) keep the default mode, since the
+    // embedded PostgreSQL, run as another user when we are root, must reach its data directory inside DATA_DIR. A
+    // recursive mkdir with mode 0o700 made DATA_DIR private too when the CLI created the key before the first start.
+    const keyDir = path.dirname(config.privateKeyFile);
+    await mkdir(path.dirname(keyDir), { recursive: true });
+    await mkdir(keyDir, { recursive: true, mode: 0o700 });
     await writeFile(config.privateKeyFile, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' }).catch(
       (error: NodeJS.ErrnoException) => {
         if (error.code !== 'EEXIST') throw error; // another process generated it first: use theirs
