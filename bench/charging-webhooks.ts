@@ -26,7 +26,6 @@ export interface ReceiverFigures {
 
 export interface WebhookReceiver {
   url: string;
-  mode(): ReceiverMode;
   setMode(mode: ReceiverMode): Promise<void>;
   /** Figures since the last call, then counts afresh: only events created from `since` on (ms), not retries of older ones. */
   takeFigures(since: number): ReceiverFigures;
@@ -98,7 +97,6 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     });
   return {
     url: `http://127.0.0.1:${port}/webhooks`,
-    mode: () => mode,
     async setMode(next) {
       if (next === mode) return;
       mode = next;

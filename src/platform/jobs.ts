@@ -30,6 +30,7 @@ import { hostname } from 'node:os';
 import { backgroundFailures } from './background.ts';
 import type { Clock } from './clock.ts';
 import { type Database, listen, type Queryable } from './db.ts';
+import { waitForWake, wake } from './wake.ts';
 
 export const JOBS_CHANNEL = 'jobs';
 export const DEFAULT_MAX_ATTEMPTS = 10;
@@ -220,24 +221,6 @@ interface RunnerContext {
   stopping: boolean;
   pending: boolean;
   wakeUp: (() => void) | undefined;
-}
-
-function wake(ctx: RunnerContext): void {
-  ctx.pending = true;
-  ctx.wakeUp?.();
-}
-
-function waitForWake(ctx: RunnerContext, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (ctx.pending || ctx.stopping) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      ctx.wakeUp = undefined;
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    ctx.wakeUp = done;
-  });
 }
 
 function leaseEnd(ctx: RunnerContext, now: Date): Date {

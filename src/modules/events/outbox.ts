@@ -117,7 +117,7 @@ export async function purgeEvents(q: Queryable, before: Date, batch = 5_000): Pr
        ), events AS (
          DELETE FROM client_events e USING old WHERE e.seq = old.seq RETURNING 1
        )
-       SELECT (SELECT count(*) FROM events) AS n, (SELECT count(*) FROM deliveries) AS d`,
+       SELECT (SELECT count(*) FROM events) AS n`,
       [before, batch],
     );
     const n = rows[0]?.n ?? 0;

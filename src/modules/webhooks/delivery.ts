@@ -17,6 +17,7 @@ import { backgroundFailures } from '../../platform/background.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { WebhookSettings } from '../../platform/config.ts';
 import { type Database, listen } from '../../platform/db.ts';
+import { waitForWake, wake } from '../../platform/wake.ts';
 import { EVENTS_CHANNEL } from '../events/outbox.ts';
 import { recordOutcome } from './outcome.ts';
 import * as repo from './repository.ts';
@@ -70,24 +71,6 @@ interface WorkerContext {
   stopping: boolean;
   pending: boolean;
   wakeUp: (() => void) | undefined;
-}
-
-function wake(ctx: WorkerContext): void {
-  ctx.pending = true;
-  ctx.wakeUp?.();
-}
-
-function waitForWake(ctx: WorkerContext, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (ctx.pending || ctx.stopping) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      ctx.wakeUp = undefined;
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    ctx.wakeUp = done;
-  });
 }
 
 async function attempt(ctx: WorkerContext, claimed: repo.ClaimedDelivery, token: string): Promise<void> {
