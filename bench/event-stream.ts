@@ -12,7 +12,6 @@
 //   npm run bench:event-stream                          # 100 sessions, 30 events/s, 20 s per phase (about 1.5 min)
 //   npm run bench:event-stream -- --rate 100 --duration 10
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import os from 'node:os';
@@ -21,10 +20,9 @@ import { parseArgs } from 'node:util';
 import { recordEvent } from '../src/modules/events/outbox.ts';
 import { createDatabase, type Database, type Queryable } from '../src/platform/db.ts';
 import { startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
-import { freePort } from '../src/platform/free-port.ts';
 import { insertSessionFor } from '../test/events-support.ts';
+import { type ServiceProcess, startServiceProcess } from './service-process.ts';
 
-const root = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const say = (line: string) => process.stdout.write(`${line}\n`);
 /** Milliseconds on a clock both ends of a measurement share (this process writes and reads). */
@@ -46,54 +44,23 @@ const DURATION_S = Number(argv.duration);
 const EVENT_RATE = Number(argv.rate);
 const SESSIONS = Number(argv.sessions);
 
-interface Service {
-  child: ChildProcess;
-  exited: Promise<number | null>;
-  base: string;
-  token: string;
-}
+type Service = ServiceProcess & { token: string };
 
 async function startService(dataDir: string, databaseUrl: string): Promise<Service> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_BASE_URL: base,
-      TRUST_PROXY: 'true',
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      DEMO_CLIENT: 'true',
-      PAYMENTS_SANDBOX: 'true',
-      CPO_SANDBOX: 'false',
-      STATIONS_DEFAULT_LOCATIONS: '0',
-      RATE_LIMIT_PER_MINUTE: '0',
-      SSE_MAX_STREAMS_PER_CLIENT: String(SESSIONS + 10),
-      METRICS_PORT: 'off',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const service = await startServiceProcess({
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    DEMO_CLIENT: 'true',
+    PAYMENTS_SANDBOX: 'true',
+    CPO_SANDBOX: 'false',
+    STATIONS_DEFAULT_LOCATIONS: '0',
+    RATE_LIMIT_PER_MINUTE: '0',
+    SSE_MAX_STREAMS_PER_CLIENT: String(SESSIONS + 10),
+    METRICS_PORT: 'off',
+    LOG_LEVEL: 'warn',
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error('the service exited');
-    if (Date.now() > deadline) throw new Error('the service was not ready in 120 s');
-    if (
-      await fetch(`${base}/readyz`).then(
-        (res) => res.status === 200,
-        () => false,
-      )
-    )
-      break;
-    await sleep(100);
-  }
   const token = (await readFile(path.join(dataDir, 'demo-token'), 'utf8')).trim();
-  return { child, exited, base, token };
+  return { ...service, token };
 }
 
 /** One session's stream: arrival time per event id, and whether ids only ever grew. */

@@ -8,7 +8,6 @@
 //   npm run bench:token-push                    # 20,000 pushes, 3 runs, about 1-2 min
 //   npm run bench:token-push -- --pushes 5000 --runs 1
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,57 +15,25 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
 import { freePort } from '../src/platform/free-port.ts';
+import { type ServiceProcess, startServiceProcess } from './service-process.ts';
 
-const root = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
-interface Service {
-  child: ChildProcess;
-  output: string[];
-  exited: Promise<number | null>;
-}
+type Service = ServiceProcess;
 
 async function startService(env: Record<string, string>): Promise<Service> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_BASE_URL: base,
-      DEMO_CLIENT: 'false',
-      CPO_SANDBOX: 'true',
-      CPO_SANDBOX_PORT: String(await freePort()),
-      CPO_SANDBOX_STATUS_CHANGES_PER_SECOND: '0',
-      STATIONS_DEFAULT_LOCATIONS: '200',
-      SHUTDOWN_GRACE_MS: '5000',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return startServiceProcess({
+    DEMO_CLIENT: 'false',
+    CPO_SANDBOX: 'true',
+    CPO_SANDBOX_PORT: String(await freePort()),
+    CPO_SANDBOX_STATUS_CHANGES_PER_SECOND: '0',
+    STATIONS_DEFAULT_LOCATIONS: '200',
+    SHUTDOWN_GRACE_MS: '5000',
+    LOG_LEVEL: 'warn',
+    ...env,
   });
-  const output: string[] = [];
-  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited:\n${output.join('')}`);
-    if (Date.now() > deadline) throw new Error(`not ready in 120 s:\n${output.join('')}`);
-    if (
-      await fetch(`${base}/readyz`).then(
-        (res) => res.status === 200,
-        () => false,
-      )
-    )
-      return { child, output, exited };
-    await sleep(100);
-  }
 }
 
 async function queue(client: pg.Client, pushes: number, run: number): Promise<number> {

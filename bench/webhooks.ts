@@ -13,7 +13,7 @@
 //   npm run bench:webhooks                                  # 5 s warm-up, 2 runs of up + down, 20 s each, about 2 min
 //   npm run bench:webhooks -- --runs 1 --duration 10 --rate 30 --api-rate 200
 
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -25,10 +25,9 @@ import { Webhook } from 'standardwebhooks';
 import { recordEvent } from '../src/modules/events/outbox.ts';
 import { createDatabase, type Database } from '../src/platform/db.ts';
 import { startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
-import { freePort } from '../src/platform/free-port.ts';
+import { type ServiceProcess, startServiceProcess } from './service-process.ts';
 import type { LoadResult } from './worker.ts';
 
-const root = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
@@ -53,54 +52,22 @@ const EVENT_RATE = Number(argv.rate);
 const API_RATE = Number(argv['api-rate']);
 const SESSIONS = Number(argv.sessions);
 
-interface Service {
-  child: ChildProcess;
-  output: string[];
-  exited: Promise<number | null>;
-  base: string;
-  token: string;
-}
+type Service = ServiceProcess & { token: string };
 
 async function startService(dataDir: string, databaseUrl: string): Promise<Service> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_BASE_URL: base,
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      DEMO_CLIENT: 'true',
-      PAYMENTS_SANDBOX: 'true',
-      CPO_SANDBOX: 'false',
-      STATIONS_DEFAULT_LOCATIONS: '0',
-      RATE_LIMIT_PER_MINUTE: '0',
-      METRICS_PORT: 'off',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const service = await startServiceProcess({
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    DEMO_CLIENT: 'true',
+    PAYMENTS_SANDBOX: 'true',
+    CPO_SANDBOX: 'false',
+    STATIONS_DEFAULT_LOCATIONS: '0',
+    RATE_LIMIT_PER_MINUTE: '0',
+    METRICS_PORT: 'off',
+    LOG_LEVEL: 'warn',
   });
-  const output: string[] = [];
-  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited:\n${output.join('')}`);
-    if (Date.now() > deadline) throw new Error(`not ready in 120 s:\n${output.join('')}`);
-    const ready = await fetch(`${base}/readyz`).then(
-      (res) => res.status === 200,
-      () => false,
-    );
-    if (ready) break;
-    await sleep(100);
-  }
   const token = (await readFile(path.join(dataDir, 'demo-token'), 'utf8')).trim();
-  return { child, output, exited, base, token };
+  return { ...service, token };
 }
 
 /** The receiver: arrival time per webhook-id, signatures checked; `down` makes it hold every request unanswered. */
