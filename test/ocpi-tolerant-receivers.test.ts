@@ -138,6 +138,25 @@ describe('refusals of requests that reached the OCPI layer (status_codes)', () =
     });
   }
 
+  it('a body nested thousands deep (valid JSON, a few kB) is 2001 in HTTP 200, never a 500 from a stack overflow', async () => {
+    const deep = `{"id": "X", "x": ${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    for (const [method, path] of [
+      ['PUT', '/2.2.1/locations/DE/ABC/REF-LOC'],
+      ['POST', '/2.2.1/cdrs'],
+    ] as const) {
+      const res = await raw(method, path, deep, { 'content-type': 'application/json' });
+      assertEnvelope(res, 200, 2001);
+      assert.match(res.body.status_message, /nested deeper than 64 levels/);
+    }
+    // As deep as OCPI objects go, and well beyond: still read.
+    const nested = { id: 'REF-LOC', x: JSON.parse(`${'['.repeat(30)}1${']'.repeat(30)}`) };
+    const fine = await raw('PATCH', '/2.2.1/locations/DE/ABC/REF-LOC', JSON.stringify({ ...nested, last_updated: new Date().toISOString() }), {
+      'content-type': 'application/json',
+    });
+    assert.equal(fine.status, 200);
+    assert.doesNotMatch(String(fine.body.status_message ?? ''), /nested deeper/);
+  });
+
   it('reads JSON whatever the Content-Type says (none, octet-stream, text/plain, a vendor type): schema refusals are 2001 in HTTP 200, not 415', async () => {
     const media: Record<string, string>[] = [
       {},

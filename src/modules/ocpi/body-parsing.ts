@@ -13,15 +13,31 @@ import { invalidJson, invalidParameters } from '../../ocpi-protocol/transport.ts
 /** Methods whose requests carry no body: an empty one is no body. */
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
-/** The path of the first key that could change an object's prototype when merged (__proto__, constructor.prototype). */
-function prototypeKey(value: unknown, path = ''): string | undefined {
-  if (value === null || typeof value !== 'object') return undefined;
-  for (const [key, child] of Object.entries(value)) {
-    const at = `${path}/${key}`;
-    if (key === '__proto__') return at;
-    if (key === 'constructor' && child !== null && typeof child === 'object' && 'prototype' in child) return `${at}/prototype`;
-    const found = prototypeKey(child, at);
-    if (found) return found;
+/** Deeper than any OCPI object (a CDR's charging periods are 5 levels down): refused before anything walks it. */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * What in a parsed body is refused: the path of the first key that could change an object's prototype when merged
+ * (__proto__, constructor.prototype), or a nesting deeper than MAX_BODY_DEPTH. A walk with a stack of its own, in
+ * document order: a body nested thousands deep (a few kB of brackets) must be a 2001, not a stack overflow (a 500)
+ * here or in a reader that recurses after it.
+ */
+function refusedPart(value: unknown): string | undefined {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    if (item.value === null || typeof item.value !== 'object') continue;
+    if (item.depth >= MAX_BODY_DEPTH) return `${item.path || '/'}: nested deeper than ${MAX_BODY_DEPTH} levels is not accepted`;
+    const children: { value: unknown; path: string; depth: number }[] = [];
+    for (const [key, child] of Object.entries(item.value)) {
+      const at = `${item.path}/${key}`;
+      if (key === '__proto__') return `${at}: a __proto__ or constructor.prototype key is not accepted`;
+      if (key === 'constructor' && child !== null && typeof child === 'object' && 'prototype' in child) {
+        return `${at}/prototype: a __proto__ or constructor.prototype key is not accepted`;
+      }
+      children.push({ value: child, path: at, depth: item.depth + 1 });
+    }
+    // Reversed onto the stack: the first child is looked into first, as a recursive walk would.
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as (typeof children)[number]);
   }
   return undefined;
 }
@@ -38,8 +54,8 @@ export function readOcpiBody(request: Pick<FastifyRequest, 'method'>, body: stri
   } catch {
     throw invalidJson('The request body is not valid JSON');
   }
-  const forbidden = prototypeKey(value);
-  if (forbidden) throw invalidParameters(`${forbidden}: a __proto__ or constructor.prototype key is not accepted`);
+  const refused = refusedPart(value);
+  if (refused) throw invalidParameters(refused);
   return value;
 }
 
