@@ -76,6 +76,22 @@ export async function requeueUnfinishedBills(ctx: Pick<InvoicingContext, 'db' | 
 const sumOf = (lines: repo.BillLine[], field: 'net' | 'vat' | 'gross', currency: string) =>
   toMinorUnits(lines.reduce((sum, l) => sum.plus(l[field]), new Big(0)).toString(), currency);
 
+/**
+ * What a priced CDR bills, in minor units: a session that delivered no energy, or cost nothing, is not billed (no
+ * lines, nothing charged). The one rule for the bill job and for a held bill the operator releases (held-bills.ts).
+ */
+export function billAmounts(lines: repo.BillLine[], currency: string, totalEnergy: number | string) {
+  const gross = sumOf(lines, 'gross', currency);
+  const billed = new Big(String(totalEnergy)).gt(0) && gross > 0;
+  return {
+    step: billed ? ('priced' as const) : ('not_billed' as const),
+    lines: billed ? lines : [],
+    net: billed ? sumOf(lines, 'net', currency) : 0,
+    vat: billed ? sumOf(lines, 'vat', currency) : 0,
+    gross: billed ? gross : 0,
+  };
+}
+
 /** Step 1: the priced bill, recorded once (a retried job keeps the first result). */
 async function price(ctx: InvoicingContext, session: SessionRow): Promise<repo.BillRow> {
   const { config } = ctx;
@@ -92,19 +108,12 @@ async function price(ctx: InvoicingContext, session: SessionRow): Promise<repo.B
       'the CPO’s CDR total differs from our tariff engine by more than one cent',
     );
   }
-  const energy = new Big(String(cdr.total_energy));
-  const gross = sumOf(priced.lines, 'gross', priced.currency);
-  const billed = energy.gt(0) && gross > 0;
   return repo.insertBill(ctx.db, {
     session_id: session.id,
     client_id: session.client_id,
     user_id: session.user_id,
-    step: billed ? 'priced' : 'not_billed',
     currency: priced.currency,
-    lines: billed ? priced.lines : [],
-    net: billed ? sumOf(priced.lines, 'net', priced.currency) : 0,
-    vat: billed ? sumOf(priced.lines, 'vat', priced.currency) : 0,
-    gross: billed ? gross : 0,
+    ...billAmounts(priced.lines, priced.currency, cdr.total_energy),
     cdr_total: priced.cdrTotal,
     engine_total: priced.engineTotal,
     price_mismatch: priced.mismatch,

@@ -1,24 +1,11 @@
-// Bills held for the operator: a CDR in another currency than the session's
-// tariff and payment hold (bill.ts never converts or guesses). The operator
-// lists them (`charging-access bills held`) and releases each one
-// (`charging-access bills release SESSION_ID [--waive]`):
-//   - billed at the session's own tariff (the default): the tariff the session
-//     started under, in the hold's currency, prices the CDR's charging periods,
-//     energy and times (its own currency and totals are set aside). The bill is
-//     priced anew and the bill job settles (captures the hold) and invoices it
-//     as any other; a session without energy or cost is not billed.
-//   - waived: nothing is charged; the bill job releases the hold; no invoice.
-// A release is one transaction: the bill moves out of `held` (once: a second
-// release finds nothing held) and the bill job is queued with it, so whichever
-// service process runs jobs finishes it (the CLI itself calls no processor).
-import Big from 'big.js';
 import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { enqueue } from '../../platform/jobs.ts';
-import { fromMinorUnits, toMinorUnits } from '../../platform/money.ts';
+import { fromMinorUnits } from '../../platform/money.ts';
 import { priceCdr } from '../../pricing/price-cdr.ts';
 import type { SessionRow } from '../charging/repository.ts';
+import { billAmounts } from './bill.ts';
 import { INVOICING_QUEUES } from './queues.ts';
 import * as repo from './repository.ts';
 
@@ -59,18 +46,7 @@ function priceAtSessionTariff(session: SessionRow, cdr: CDR) {
   }
   const { tariffs: _tariffs, ...rest } = cdr;
   const priced = priceCdr(session, { ...rest, currency, total_cost: { excl_vat: 0 } } as CDR, 'engine');
-  const sum = (field: 'net' | 'vat' | 'gross') => toMinorUnits(priced.lines.reduce((s, l) => s.plus(l[field]), new Big(0)).toString(), currency);
-  const gross = sum('gross');
-  const billed = new Big(String(cdr.total_energy)).gt(0) && gross > 0;
-  return {
-    step: billed ? ('priced' as const) : ('not_billed' as const),
-    currency,
-    lines: billed ? priced.lines : [],
-    net: billed ? sum('net') : 0,
-    vat: billed ? sum('vat') : 0,
-    gross: billed ? gross : 0,
-    engine_total: priced.engineTotal,
-  };
+  return { currency, ...billAmounts(priced.lines, currency, cdr.total_energy), engine_total: priced.engineTotal };
 }
 
 /** Releases the held bill of a session: billed at its own tariff, or waived; the bill job finishes it. */
