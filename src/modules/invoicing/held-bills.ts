@@ -1,3 +1,16 @@
+// Bills held for the operator: a CDR in another currency than the session's
+// tariff and payment hold (bill.ts never converts or guesses). The operator
+// lists them (`charging-access bills held`) and releases each one
+// (`charging-access bills release SESSION_ID [--waive]`):
+//   - billed at the session's own tariff (the default): the tariff the session
+//     started under, in the hold's currency, prices the CDR's charging periods,
+//     energy and times (its own currency and totals are set aside). The bill is
+//     priced anew and the bill job settles (captures the hold) and invoices it
+//     as any other; a session without energy or cost is not billed.
+//   - waived: nothing is charged; the bill job releases the hold; no invoice.
+// A release is one transaction: the bill moves out of `held` (once: a second
+// release finds nothing held) and the bill job is queued with it, so whichever
+// service process runs jobs finishes it (the CLI itself calls no processor).
 import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
