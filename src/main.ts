@@ -76,6 +76,9 @@ export async function main(): Promise<void> {
 
     const { processor, sandbox } = await startPaymentProcessor(ctx, { db: sandboxDb, metrics });
 
+    // Before the HTTP server, so that on a stop it stops after it (the stop list runs last started first): requests in
+    // flight drain first, deliveries in flight get what is left of the grace.
+    startWebhookDelivery(ctx, { db });
     const { server, ocpi } = await startHttpServer(ctx, {
       db,
       clients,
@@ -96,7 +99,6 @@ export async function main(): Promise<void> {
     stops.add('OCPI background work', () => ocpi.stop());
 
     startJobs(ctx, { db, modules: server.modules });
-    startWebhookDelivery(ctx, { db });
 
     if (config.ocpi.cpoSandbox.enabled) {
       cpoSandboxVersionsUrl = await startCpoSandbox(ctx, { db: sandboxDb, ocpi, tls });

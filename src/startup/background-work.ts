@@ -41,8 +41,8 @@ export function startJobs({ config, log, clock, stops }: StartupContext, { db, m
 
 /**
  * Webhook deliveries (JOBS_ENABLED: a process that does background work delivers too), shared by every process on
- * this database. On shutdown, deliveries in flight get what is left of SHUTDOWN_GRACE_MS (the HTTP server's drain
- * comes first), then are cut off and left due for another process or the next start.
+ * this database. On shutdown, deliveries in flight get what is left of SHUTDOWN_GRACE_MS (the stop list counts one
+ * grace for every step), then are cut off and left due for another process or the next start.
  */
 export function startWebhookDelivery({ config, log, clock, stops }: StartupContext, { db }: { db: Database }): void {
   if (!config.charging.jobsEnabled) return;

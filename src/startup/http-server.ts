@@ -54,9 +54,9 @@ export async function startHttpServer(
     ownTraffic,
     serverFactory: (handler) => (tls ? createDualProtocolServer(tls, handler, config.connections) : createPlainServer(config.connections, handler)),
   });
-  stops.add('HTTP server', async () => {
-    // Idle connections end at once (Fastify closes them); in-flight requests get SHUTDOWN_GRACE_MS.
-    const force = setTimeout(() => server.server.closeAllConnections(), config.shutdownGraceMs);
+  stops.add('HTTP server', async (remainingMs) => {
+    // Idle connections end at once (Fastify closes them); in-flight requests get what is left of SHUTDOWN_GRACE_MS.
+    const force = setTimeout(() => server.server.closeAllConnections(), remainingMs);
     force.unref();
     await server.close();
     clearTimeout(force);
