@@ -17,7 +17,6 @@ CREATE TABLE client_events (
   created_at timestamptz NOT NULL
 );
 CREATE INDEX client_events_session ON client_events (session_id, seq) WHERE session_id IS NOT NULL;
-CREATE INDEX client_events_client ON client_events (client_id, seq);
 
 -- A client's webhook endpoints. events: event types, or {'*'} for all.
 CREATE TABLE webhook_endpoints (

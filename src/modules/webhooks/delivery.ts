@@ -139,9 +139,10 @@ async function runLoop(ctx: WorkerContext): Promise<void> {
   while (!ctx.stopping) {
     ctx.pending = false;
     try {
-      // Again while claims come back: an endpoint at its bound is passed over, others may still have due deliveries.
+      // Again only while a claim filled every free slot: the claim ranks every endpoint's due deliveries against its
+      // slots in one statement, so a claim that came back short left nothing eligible (a finished attempt wakes us).
       let result = await fill(ctx);
-      while (result.claimed > 0 && !ctx.stopping) result = await fill(ctx);
+      while (result.full && !ctx.stopping) result = await fill(ctx);
     } catch (error) {
       ctx.claimFailed(error instanceof Error ? error : new Error(String(error)));
       ctx.pending = false;
@@ -153,9 +154,9 @@ async function runLoop(ctx: WorkerContext): Promise<void> {
 async function drain(ctx: WorkerContext): Promise<number> {
   let count = 0;
   for (;;) {
-    const { claimed } = await fill(ctx);
+    const { claimed, full } = await fill(ctx);
     count += claimed;
-    if (claimed > 0) continue;
+    if (full) continue;
     if (ctx.active.size === 0) return count;
     await Promise.race(ctx.active);
   }
