@@ -137,7 +137,7 @@ async function requireMethod(ctx: ChargingContext, clientId: string, userId: str
   try {
     await ctx.payments.getPaymentMethod(ctx.db, clientId, userId, paymentMethodId);
   } catch (error) {
-    // The user is known (refuseUser): "not found" is the method's.
+    // The user is known (begin checked it): "not found" is the method's.
     if (error instanceof AppError && error.code === 'not_found') {
       throw new AppError('payment_method_error', 'payment_method_id: not a payment method of this user.', {
         errors: [{ field: 'payment_method_id', message: 'not a payment method of this user' }],
@@ -149,9 +149,8 @@ async function requireMethod(ctx: ChargingContext, clientId: string, userId: str
 
 const alreadyCharging = () => new AppError('already_charging', 'The user already has an unfinished session (or a start in flight) on this EVSE.');
 
-/** The user's refusals of a start: unknown user (404), incomplete billing details, an unpaid debt. */
-async function refuseUser(ctx: ChargingContext, q: Queryable, clientId: string, userId: string, options: { forUpdate?: boolean } = {}): Promise<void> {
-  await ctx.users.requireUser(q, clientId, userId, options);
+/** The user's billing refusals of a start: incomplete billing details, an unpaid debt. */
+async function refuseBilling(ctx: ChargingContext, q: Queryable, clientId: string, userId: string): Promise<void> {
   const missing = missingBillingFields(await ctx.users.getBillingDetails(q, clientId, userId));
   if (missing.length > 0) {
     throw new AppError('billing_data_required', `Billing details are incomplete: ${missing.join(', ')}.`, {
@@ -163,6 +162,12 @@ async function refuseUser(ctx: ChargingContext, q: Queryable, clientId: string, 
   }
 }
 
+/** The user's refusals of a start: unknown user (404), then the billing refusals. */
+async function refuseUser(ctx: ChargingContext, q: Queryable, clientId: string, userId: string, options: { forUpdate?: boolean } = {}): Promise<void> {
+  await ctx.users.requireUser(q, clientId, userId, options);
+  await refuseBilling(ctx, q, clientId, userId);
+}
+
 /** Step 1: checks, then the session row (or already_charging) and its charging_session.pending event. */
 async function begin(ctx: ChargingContext, clientId: string, userId: string, body: StartRequest) {
   const { db, clock } = ctx;
@@ -172,7 +177,7 @@ async function begin(ctx: ChargingContext, clientId: string, userId: string, bod
   await ctx.users.requireUser(db, clientId, userId);
   if (await repo.hasUnfinishedOnEvse(db, clientId, userId, ctx.catalogue.evse(body.evse_id)?.evse_id ?? body.evse_id)) throw alreadyCharging();
   const target = await resolveEvse(ctx, body.evse_id);
-  await refuseUser(ctx, db, clientId, userId);
+  await refuseBilling(ctx, db, clientId, userId);
   // The payment method may have to be read from the processor (one whose webhook has not arrived yet), so it is
   // checked before the transaction below, which concurrent starts of this user wait on. Before the session row
   // exists: a session, once created (and its pending event sent), is never taken back.
