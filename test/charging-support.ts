@@ -9,7 +9,7 @@ import { CARDS, connectCard, newOwner, type Owner, USERS } from './payments-supp
 
 export type Driver = Owner & { pm: string };
 
-/** Sandbox CPO timings for tests: no random status changes, short delays, the sandbox's 600x time compression. */
+/** Sandbox CPO timings for tests: no random status changes, short delays, energy 600 times faster than the power gives (time runs as the clock does). */
 export const FAST_CPO_TIMINGS = {
   timeCompression: 600,
   statusChangesPerSecond: 0,

@@ -154,6 +154,63 @@ describe('a session from start to invoice', () => {
   });
 });
 
+describe("the sandbox network's times, as a client reads them", () => {
+  it('no timestamp is ahead of the clock; duration grows with real time while active; the end is when the stop took effect, as in the CDR', async () => {
+    const d = await driver();
+    const started = await start(d, evse('NORMAL'));
+    assert.equal(started.status, 201, started.text);
+    const id = started.body.id;
+    /** The session read at a moment, with every timestamp it shows checked against that moment. */
+    const read = async () => {
+      const s = await getSession(d, id);
+      const now = Date.now();
+      for (const field of ['created_at', 'updated_at', 'start_time', 'end_time'] as const) {
+        if (s[field]) assert.ok(Date.parse(s[field]) <= now, `${field} ${s[field]} is after now (${new Date(now).toISOString()}): ${JSON.stringify(s)}`);
+      }
+      return { s, now };
+    };
+    await untilStatus(d, id, 'active', 5_000);
+    const first = await read();
+    assert.ok(Date.parse(first.s.start_time) >= Date.parse(first.s.created_at), 'charging starts after the session was created');
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const second = await read();
+    assert.equal(second.s.status, 'active');
+    const grew = second.s.duration - first.s.duration;
+    const elapsed = (second.now - first.now) / 1000;
+    assert.ok(Math.abs(grew - elapsed) <= 1, `duration grew ${grew} s in ${elapsed} s of real time`);
+    assert.ok(Number(second.s.consumed_energy) > Number(first.s.consumed_energy), 'the energy goes on (accelerated)');
+
+    const stopAsked = Date.now();
+    const stop = await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token });
+    assert.equal(stop.status, 204, stop.text);
+    const ended = await eventually(
+      async () => {
+        const { s } = await read();
+        return s.status === 'completed' ? s : undefined;
+      },
+      'completed',
+      10_000,
+    );
+    const [startMs, endMs] = [Date.parse(ended.start_time), Date.parse(ended.end_time)];
+    assert.ok(
+      endMs >= stopAsked - 50 && endMs <= Date.now(),
+      `ended when the stop took effect: ${ended.end_time}, asked at ${new Date(stopAsked).toISOString()}`,
+    );
+    assert.equal(ended.duration, Math.floor((endMs - startMs) / 1000));
+    const { rows } = await ctx.db.query<{
+      data: { start_date_time: string; end_date_time: string; total_time: number; charging_periods: { start_date_time: string }[] };
+    }>(
+      'SELECT c.data FROM ocpi_cdrs c JOIN charging_sessions s ON (s.cdr_country_code, s.cdr_party_id, s.cdr_id) = (c.country_code, c.party_id, c.id) WHERE s.id = $1',
+      [id],
+    );
+    const cdr = rows[0]?.data;
+    assert.ok(cdr, 'the CDR is linked');
+    assert.deepEqual([cdr.start_date_time, cdr.end_date_time].map(Date.parse), [startMs, endMs], "the CDR's period is the session's");
+    assert.ok(Math.abs(cdr.total_time * 3600 - (endMs - startMs) / 1000) < 0.01, `total_time ${cdr.total_time} h is the real duration`);
+    for (const p of cdr.charging_periods) assert.ok(Date.parse(p.start_date_time) >= startMs && Date.parse(p.start_date_time) < endMs);
+  });
+});
+
 describe('refusals', () => {
   it('the operator rejects the start: 424 charging_provider_error, the session failed and its hold released', async () => {
     const d = await driver();

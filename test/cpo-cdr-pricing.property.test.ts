@@ -10,6 +10,9 @@
 // turns; progress pushes; a full car; a stop while pending), the totals excl. and incl. VAT, every cost
 // dimension and the quantities must be equal to the cent, and no bill may be flagged as a price mismatch.
 //
+// Time is the clock's in the sandbox (only energy is accelerated, `compression`): TIME and PARKING_TIME bill real
+// seconds, whatever the acceleration.
+//
 // CDR_PROPERTY_RUNS sets the number of runs (default 600, a few seconds; 2000 or more for a thorough local run).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -146,8 +149,13 @@ const sessionCase = fc.record({
   car: fc.integer({ min: 0, max: CARS.length - 1 }),
   soc: fc.oneof(decimal(0.95, 3), fc.constantFrom(0.1, 0.5, 0.79, 0.8, 0.99)),
   connector: fc.integer({ min: 0, max: CONNECTORS.length - 1 }),
-  /** Simulated ms between progress pushes (each closes a charging period); the default setup's is 120 s. */
+  /** Ms between progress pushes (each closes a charging period; the sandbox's are 2 s apart, whose hours-long sessions would make thousands). */
   pushEveryMs: fc.oneof(fc.constant(120_000), fc.integer({ min: 15_000, max: 20 * 60_000 })),
+  /**
+   * The sandbox's acceleration of energy (CPO_SANDBOX_TIME_COMPRESSION; time always runs as the clock does):
+   * 1 is a real-time charge over hours, 60 the default, 600 the tests'.
+   */
+  compression: fc.constantFrom(1, 1, 60, 600),
   /**
    * What the EV does until the driver stops the session: charge (the sandbox's sessions), or charge and stay
    * connected idle (parking time), in turns. A full car idles for the rest of its charging.
@@ -198,7 +206,7 @@ function newRow(r: Resolved, c: SessionCase): Row {
     'max_electric_power' in spec ? spec.max_electric_power / 1000 : (spec.max_voltage * spec.max_amperage * (spec.power_type === 'AC_3_PHASE' ? 3 : 1)) / 1000;
   const sim: SimState = {
     anchorMs: c.startMs,
-    compression: 60,
+    compression: c.compression,
     cursorMs: c.startMs,
     activateAtMs: c.startMs,
     nextPushAtMs: c.startMs,
@@ -329,7 +337,16 @@ const FOUND: [{ tariff: OcpiTariff | undefined; country: CountryFacts }, Session
   // incl. VAT, flagged as a mismatch before price-cdr.ts left our fallback out of the comparison.
   [
     { tariff: undefined, country: country('PL') },
-    { startMs: 1827684026516, car: 1, soc: 0.5, connector: 2, pushEveryMs: 120_000, segments: [{ kind: 'charge', ms: 10_337_880 }], pendingMs: undefined },
+    {
+      startMs: 1827684026516,
+      car: 1,
+      soc: 0.5,
+      connector: 2,
+      pushEveryMs: 120_000,
+      compression: 1,
+      segments: [{ kind: 'charge', ms: 10_337_880 }],
+      pendingMs: undefined,
+    },
   ],
   // min_power 0.1 on a 1 ms period at 3.68 kW whose metered ENERGY is 0 Wh: the sandbox (measured 3.68 kW) bills
   // the first FLAT (0), the engine took the period's average power (0 kW) and billed the second (0.004 HUF + 27 %
@@ -350,7 +367,16 @@ const FOUND: [{ tariff: OcpiTariff | undefined; country: CountryFacts }, Session
       },
       country: country('HU'),
     },
-    { startMs: 1735689600000, car: 0, soc: 0, connector: 0, pushEveryMs: 120_000, segments: [{ kind: 'charge', ms: 1 }], pendingMs: undefined },
+    {
+      startMs: 1735689600000,
+      car: 0,
+      soc: 0,
+      connector: 0,
+      pushEveryMs: 120_000,
+      compression: 1,
+      segments: [{ kind: 'charge', ms: 1 }],
+      pendingMs: undefined,
+    },
   ],
 ];
 

@@ -147,7 +147,7 @@ test('a restart keeps EVSE statuses, the registration and running sessions; the 
 
 const clock = manualClock(new Date('2026-03-02T08:00:00.000Z'));
 
-test('with a manual clock every step and timestamp follows it: start, ACTIVE, progress and the CDR on the compressed timeline', async () => {
+test('with a manual clock every step and timestamp follows it: nothing ahead of the clock, the energy accelerated, the time real', async () => {
   await cpo.close();
   cpo = await createCpoSandbox({
     db,
@@ -162,6 +162,15 @@ test('with a manual clock every step and timestamp follows it: start, ACTIVE, pr
   });
   await cpo.listen({ port });
   const t0 = clock.now().getTime();
+  /** Every timestamp of a Session or CDR (its own, its periods'), none after the clock's now. */
+  const notAhead = (
+    what: string,
+    o: { start_date_time: string; end_date_time?: string; last_updated: string; charging_periods?: { start_date_time: string }[] },
+  ) => {
+    const stamps = [o.start_date_time, o.end_date_time, o.last_updated, ...(o.charging_periods ?? []).map((p) => p.start_date_time)];
+    for (const stamp of stamps)
+      if (stamp) assert.ok(Date.parse(stamp) <= clock.now().getTime(), `${what}: ${stamp} is after the clock's ${clock.now().toISOString()}`);
+  };
   await startOn('NORMAL', 'manual-1');
   await cpo.runDueWork();
   assert.equal(byReference('manual-1', 'PENDING'), undefined, 'nothing before the charge point answers');
@@ -169,26 +178,35 @@ test('with a manual clock every step and timestamp follows it: start, ACTIVE, pr
   await cpo.runDueWork();
   const pending = await waitFor('PENDING', () => byReference('manual-1', 'PENDING'));
   assert.equal(pending.start_date_time, new Date(t0 + 300).toISOString());
+  notAhead('PENDING', pending);
   clock.advance(1_000);
   await cpo.runDueWork();
   const active = await waitFor('ACTIVE', () => byReference('manual-1', 'ACTIVE'));
-  const startMs = t0 + 300 + 1_000 * 60;
-  assert.equal(active.start_date_time, new Date(startMs).toISOString());
+  const startMs = t0 + 300 + 1_000;
+  assert.equal(active.start_date_time, new Date(startMs).toISOString(), 'the start is when the session went ACTIVE, on the clock');
   assert.equal(active.last_updated, new Date(t0 + 1_300).toISOString());
+  notAhead('ACTIVE', active);
   clock.advance(2_000);
   await cpo.runDueWork();
   const progressed = emsp.sessions.get(active.id) as Session;
+  notAhead('progress', progressed);
   const periods = progressed.charging_periods ?? [];
   assert.equal(periods.length, 1, 'one charging period per progress push (the scenario tariff never changes element)');
   assert.equal(periods[0]?.start_date_time, new Date(startMs).toISOString());
-  const hours = periods.reduce((sum, p) => sum + (p.dimensions.find((d) => d.type === 'TIME')?.volume ?? 0), 0);
-  assert.ok(Math.abs(hours - 120 / 3600) < 1e-5, `two simulated minutes charged, got ${hours} h`);
+  const volume = (type: string) => periods.reduce((sum, p) => sum + (p.dimensions.find((d) => d.type === type)?.volume ?? 0), 0);
+  assert.ok(Math.abs(volume('TIME') - 2 / 3600) < 1e-6, `two seconds of charging time, as the clock ran: ${volume('TIME')} h`);
+  // The scenario EVSE's 50 kW for 2 s, accelerated 60 times: two minutes' worth of energy (whole Wh), at 50 kW as measured.
+  assert.equal(volume('ENERGY'), Math.floor((50 * 120 * 1000) / 3600) / 1000, 'the energy of 2 minutes at 50 kW');
+  assert.equal(periods[0]?.dimensions.find((d) => d.type === 'MAX_POWER')?.volume, 50);
   await stop(active.id);
   clock.advance(300);
   await cpo.runDueWork();
   const cdr = await waitFor('the CDR', () => emsp.cdrs.find((c) => c.session_id === active.id));
-  assert.equal(cdr.end_date_time, new Date(startMs + (2_000 + 300) * 60).toISOString());
-  assert.equal(cdr.total_time, Number(((2_300 * 60) / 3_600_000).toFixed(6)));
+  notAhead('CDR', cdr);
+  notAhead('COMPLETED', emsp.sessions.get(active.id) as Session);
+  assert.equal(cdr.start_date_time, new Date(startMs).toISOString());
+  assert.equal(cdr.end_date_time, new Date(startMs + 2_300).toISOString(), 'ended when the stop was carried out, on the clock');
+  assert.equal(cdr.total_time, Number((2_300 / 3_600_000).toFixed(6)));
   assert.equal(cdr.last_updated, clock.now().toISOString());
 });
 
@@ -204,10 +222,11 @@ test('a session across 22:00 local starts a new charging period at 22:00 sharp, 
     }
   }
   assert.ok(target, 'a generated EVSE under a tariff with a night price');
-  // 21:50 local on 2026-03-03, whatever the location's time zone.
-  const guess = Date.parse('2026-03-03T21:50:00Z');
+  // 21:59:40 local on 2026-03-03, whatever the location's time zone: time runs as the clock does, so the session
+  // crosses 22:00 twenty seconds later (with twenty minutes' worth of energy at 60x: no car is full by then).
+  const guess = Date.parse('2026-03-03T21:59:40Z');
   const local = localTime(new Date(guess), target.location.time_zone);
-  clock.set(new Date(guess - (local.seconds - (21 * 3600 + 50 * 60)) * 1000));
+  clock.set(new Date(guess - (local.seconds - (21 * 3600 + 59 * 60 + 40)) * 1000));
   const { url } = emsp.responseUrl('START_SESSION');
   await emsp.call('POST', `${emsp.endpoint('commands')}/START_SESSION`, {
     response_url: url,
@@ -221,7 +240,7 @@ test('a session across 22:00 local starts a new charging period at 22:00 sharp, 
   clock.advance(1_000);
   await cpo.runDueWork();
   const active = await waitFor('ACTIVE', () => byReference('night-1', 'ACTIVE'));
-  clock.advance(12_000); // 12 simulated minutes: 21:51 to 22:03
+  clock.advance(20_000); // 21:59:41.3 to 22:00:01.3
   await cpo.runDueWork();
   await stop(active.id);
   clock.advance(300);

@@ -3,6 +3,11 @@
 // periods they add up to, and what the session costs so far (billing.ts, the
 // sandbox CPO's own billing, booked step by step). Pure functions of the
 // session's row and its resolved EVSE and tariff.
+//
+// Time is the clock's, never ahead of it: a step of `ms` milliseconds is `ms`
+// of charging time (TIME, PARKING_TIME, timestamps). Only the energy is
+// accelerated: the car takes `compression` times what its power would charge
+// in that time (power and current are reported as the car draws them).
 import Big from 'big.js';
 import type { OcpiConnector } from '../../ocpi-protocol/locations-tariffs.ts';
 import { type ChargingPeriod, SESSION_ONLY_DIMENSIONS } from '../../ocpi-protocol/sessions.ts';
@@ -150,32 +155,47 @@ function stepEnd(sim: SimState, startMs: number, limitMs: number, sinceStartMs: 
   return end;
 }
 
-/** Charges up to simulated time `targetMs`; says why the session ended, if it did. */
+/** The energy accelerated, never the clock: kW drawn for `ms` on the clock charges `compression` times kW x ms. */
+const kwhIn = (sim: SimState, powerKw: number, ms: number) => (powerKw * ms * sim.compression) / 3_600_000;
+/** The clock time (ms) in which `kwh` is charged at `powerKw`, accelerated; rounded up. */
+const msFor = (sim: SimState, powerKw: number, kwh: number) => Math.ceil((kwh * 3_600_000) / (powerKw * sim.compression));
+
+/**
+ * When a scenario's car stops by itself (clock ms): after as much charging as `autoEndAfterS` seconds at its
+ * real power would give, i.e. `autoEndAfterS / compression` seconds on the clock.
+ */
+export function autoEndMs(sim: SimState, startMs: number): number {
+  return sim.autoEndAfterS === null ? Number.POSITIVE_INFINITY : startMs + Math.round((sim.autoEndAfterS * 1000) / sim.compression);
+}
+
+/** Charges up to clock time `targetMs` (never beyond it: no timestamp of the session runs ahead); says why the session ended, if it did. */
 export function advance(row: Row, r: Resolved, targetMs: number): EndReason | undefined {
   const sim = row.sim;
   const startMs = Date.parse(row.data.start_date_time);
   const bounds = thresholds(r.tariff);
-  const autoEndMs = sim.autoEndAfterS === null ? Number.POSITIVE_INFINITY : startMs + sim.autoEndAfterS * 1000;
+  const autoEnd = autoEndMs(sim, startMs);
+  // A step charges at most a minute's worth of energy, as the power curve (tapering above 80 %) was measured before.
+  const curveStepMs = Math.max(1, Math.floor(60_000 / sim.compression));
   for (let steps = 0; sim.cursorMs < targetMs && steps < MAX_STEPS_PER_RUN; steps++) {
-    if (sim.cursorMs >= autoEndMs) return 'INTERRUPTED';
+    if (sim.cursorMs >= autoEnd) return 'INTERRUPTED';
     const remainingKwh = sim.car.capacityKwh * (1 - sim.car.soc);
     if (remainingKwh <= FULL_KWH) return 'FULL';
     const powerKw = chargingPowerKw(sim);
-    let end = stepEnd(sim, startMs, Math.min(targetMs, autoEndMs), bounds.sinceStartMs);
-    // A kWh bound: end the step once the register reaches it (Wh / kW x 3600 = ms).
+    let end = Math.min(stepEnd(sim, startMs, Math.min(targetMs, autoEnd), bounds.sinceStartMs), sim.cursorMs + curveStepMs);
+    // A kWh bound: end the step once the register reaches it.
     const nextWh = bounds.wh.find((wh) => wh > registerWh(sim.kwh));
-    if (nextWh !== undefined) end = Math.min(end, sim.cursorMs + Math.ceil(((nextWh - sim.kwh * 1000) / powerKw) * 3600));
-    end = Math.max(sim.cursorMs + 1, Math.min(end, sim.cursorMs + Math.ceil((remainingKwh / powerKw) * 3_600_000)));
+    if (nextWh !== undefined) end = Math.min(end, sim.cursorMs + msFor(sim, powerKw, (nextWh - sim.kwh * 1000) / 1000));
+    end = Math.max(sim.cursorMs + 1, Math.min(end, sim.cursorMs + msFor(sim, powerKw, remainingKwh)));
     const ms = end - sim.cursorMs;
-    meterStep(row, r, { ms, powerKw, energyKwh: Math.min(remainingKwh, (powerKw * ms) / 3_600_000) });
+    meterStep(row, r, { ms, powerKw, energyKwh: Math.min(remainingKwh, kwhIn(sim, powerKw, ms)) });
   }
-  if (sim.cursorMs >= autoEndMs) return 'INTERRUPTED';
+  if (sim.cursorMs >= autoEnd) return 'INTERRUPTED';
   if (sim.car.capacityKwh * (1 - sim.car.soc) <= FULL_KWH) return 'FULL';
   return undefined;
 }
 
 /**
- * The EV stays connected without charging until simulated time `untilMs` (PARKING_TIME), in steps that end at
+ * The EV stays connected without charging until clock time `untilMs` (PARKING_TIME), in steps that end at
  * whole minutes and duration bounds like charging's. The simulation does not use it yet (its EVs leave when they
  * stop charging); test/cpo-cdr-pricing.property.test.ts bills parking through it.
  */

@@ -55,7 +55,7 @@ export interface CpoSandboxOptions {
   /** Size of the generated dataset (locations), and its seed: same values, same network. */
   locations: number;
   seed: number;
-  /** Simulated time per real time while charging (60: a minute of charging per second). */
+  /** How much faster than its power a car charges (60: a minute's energy per second); timestamps stay on the clock. */
   timeCompression?: number;
   /** Random EVSE status changes per second across the network, pushed to the eMSPs; 0 turns them off. */
   statusChangesPerSecond?: number;
@@ -73,9 +73,9 @@ export interface CpoSandboxOptions {
   commandTimeoutSeconds?: number;
   /** Scenario LATECDR: delay of the CDR, ms. */
   lateCdrDelayMs?: number;
-  /** Scenario INTERRUPT: simulated seconds of charging before the car stops. */
+  /** Scenario INTERRUPT: the car stops after this many seconds' worth of charging (on the clock: divided by timeCompression). */
   interruptAfterSeconds?: number;
-  /** Scenario NOUPDATES: simulated seconds of charging before the session ends by itself. */
+  /** Scenario NOUPDATES: the session ends by itself after this many seconds' worth of charging (divided by timeCompression). */
   noUpdatesEndAfterSeconds?: number;
   /** Scenario TIMEOUT: how long the START_SESSION request is held before its connection is dropped, ms. */
   hangMs?: number;

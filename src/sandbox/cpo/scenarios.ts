@@ -21,7 +21,7 @@ export const SCENARIOS = [
   'NOUPDATES',
   /** STOP_SESSION answered REJECTED; the session ends when the car is full. */
   'STOPREJECT',
-  /** The car stops charging by itself after a few simulated minutes; the session completes and the CDR follows. */
+  /** The car stops charging by itself after a few minutes' worth of charging; the session completes and the CDR follows. */
   'INTERRUPT',
   /** The CDR is posted `lateCdrDelayMs` after the session completed. */
   'LATECDR',

@@ -10,17 +10,7 @@ import type { Queryable } from '../../platform/db.ts';
 import { activeElements, type Charges, record } from './billing.ts';
 import { advance, cdrPeriods, chargedKwh, closeOpen, costs, hoursOf, ledgerOf } from './charging.ts';
 import { cdrMessage, sessionMessages } from './session-messages.ts';
-import {
-  type EndReason,
-  evseKey,
-  iso,
-  type Resolved,
-  type Row,
-  type SimState,
-  type SimulationContext,
-  type SimulationOptions,
-  simAt,
-} from './simulation-context.ts';
+import { type EndReason, evseKey, iso, type Resolved, type Row, type SimState, type SimulationContext, type SimulationOptions } from './simulation-context.ts';
 import type { OutboxMessage } from './store.ts';
 import * as store from './store.ts';
 
@@ -43,7 +33,7 @@ function resolve({ network }: SimulationContext, locationId: string, evseUid: st
 
 function activate(ctx: SimulationContext, row: Row, nowMs: number, out: OutboxMessage[]): void {
   const { options } = ctx;
-  const startMs = simAt(row.sim, row.sim.activateAtMs);
+  const startMs = row.sim.activateAtMs;
   row.status = 'ACTIVE';
   row.sim.cursorMs = startMs;
   row.sim.nextPushAtMs = nowMs + options.sessionUpdateIntervalMs;
@@ -252,13 +242,13 @@ export async function runSession(ctx: SimulationContext, id: string): Promise<vo
     } catch {
       invalidate(ctx, row, nowMs, out);
     }
-    const stopEndMs = stopDue && stopAtMs !== undefined ? simAt(row.sim, stopAtMs) : undefined;
+    const stopEndMs = stopDue ? stopAtMs : undefined;
     if (r && row.status === 'PENDING' && nowMs >= row.sim.activateAtMs && !(stopAtMs !== undefined && stopDue && stopAtMs < row.sim.activateAtMs)) {
       activate(ctx, row, nowMs, out);
       status = 'CHARGING';
     }
     if (r && row.status === 'ACTIVE') {
-      const ended = advance(row, r, stopEndMs ?? simAt(row.sim, nowMs));
+      const ended = advance(row, r, stopEndMs ?? nowMs);
       if (ended) await finish(ctx, tx, row, r, ended, row.sim.cursorMs, nowMs, out);
       else if (stopEndMs !== undefined) await finish(ctx, tx, row, r, 'STOPPED', Math.max(stopEndMs, row.sim.cursorMs), nowMs, out);
       else if (nowMs >= row.sim.nextPushAtMs) {

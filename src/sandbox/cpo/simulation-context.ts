@@ -16,7 +16,7 @@ import type { Scenario } from './scenarios.ts';
 import type { SessionRow } from './store.ts';
 
 export interface SimulationOptions {
-  /** Simulated milliseconds per real millisecond while a session runs. */
+  /** How much faster than its power allows a car charges: energy per clock millisecond (never the clock itself). */
   timeCompression: number;
   /** How long the charge point takes to answer a command (real ms). */
   commandDelayMs: number;
@@ -28,9 +28,9 @@ export interface SimulationOptions {
   commandTimeoutSeconds: number;
   /** Scenario LATECDR: real ms between the end of the session and its CDR. */
   lateCdrDelayMs: number;
-  /** Scenario INTERRUPT: simulated seconds of charging before the car stops. */
+  /** Scenario INTERRUPT: seconds' worth of charging (at the car's power) before the car stops. */
   interruptAfterSeconds: number;
-  /** Scenario NOUPDATES: simulated seconds of charging before the session ends by itself. */
+  /** Scenario NOUPDATES: seconds' worth of charging before the session ends by itself. */
   noUpdatesEndAfterSeconds: number;
   seed: number;
 }
@@ -88,11 +88,16 @@ export interface OpenPeriod {
   signature: string;
 }
 
-/** The simulation's own state of a session (column `sim`). Times ending in Ms are epoch ms; "wall" ones are on the clock, the others simulated. */
+/**
+ * The simulation's own state of a session (column `sim`). Times ending in Ms are epoch ms on the clock: no
+ * timestamp runs ahead of it. Only energy is accelerated, by `compression`.
+ */
 export interface SimState {
+  /** When the session was created. */
   anchorMs: number;
+  /** Energy per clock millisecond, as a multiple of what the car's power gives. */
   compression: number;
-  /** Simulated time up to which the session has been simulated. */
+  /** Time up to which the session has been simulated (at most the clock's now). */
   cursorMs: number;
   /** Wall time at which the session goes ACTIVE. */
   activateAtMs: number;
@@ -112,7 +117,7 @@ export interface SimState {
   /** How many of the session's charging periods have been pushed. */
   pushed: number;
   stop: { requestedAtMs: number; responseUrls: string[] } | null;
-  /** Simulated seconds after which the session ends by itself (scenarios). */
+  /** The session ends by itself after as much charging as this many seconds at the car's power give (scenarios; on the clock: divided by `compression`). */
   autoEndAfterS: number | null;
 }
 
@@ -141,5 +146,4 @@ export interface Resolved {
 export const iso = (ms: number) => new Date(ms).toISOString();
 export const round = (value: number, decimals: number) => Number(value.toFixed(decimals));
 export const evseKey = (locationId: string, evseUid: string) => `${locationId}\u0000${evseUid}`;
-export const simAt = (sim: SimState, wallMs: number) => sim.anchorMs + (wallMs - sim.anchorMs) * sim.compression;
 export const text = (message: string) => [{ language: 'en', text: message }];

@@ -2,10 +2,12 @@
 // STOP_SESSION, the charge point's answers, and each session from PENDING to
 // COMPLETED with its CDR.
 //
-// Time: every session runs on its own compressed clock, anchored at its
-// creation: simulated = created + (now - created) x timeCompression. The
-// timestamps inside a Session or CDR (start_date_time, charging periods,
-// end_date_time) are simulated; last_updated is the clock's now.
+// Time: every timestamp is the clock's (start_date_time, charging periods,
+// end_date_time, last_updated), so none is ever in the future and a session's
+// duration grows with real time. Only energy is accelerated: the car charges
+// timeCompression times what its power gives in that time (a session that
+// would take an hour fills in a minute at 60). Time-based tariff components
+// (TIME, PARKING_TIME) bill the real seconds.
 //
 // Energy: power = min(EVSE connector power, the car's AC or DC limit), tapering
 // linearly above 80 % state of charge (to 8 % of it near 100 %); the session
