@@ -85,21 +85,22 @@ function probe(url: string, pinnedCertificatePem: string | undefined, timeoutMs:
 }
 
 /**
- * Waits until a service instance answers `<publicBaseUrl>/readyz` with 200 (the
- * network's handshake calls the service back), reporting every `reportEveryMs`.
- * `certificate` is the one to accept on an https URL (undefined: the system's trust
- * store). Throws after `timeoutMs`.
+ * Waits until a service instance answers `<address>/readyz` with 200 (the network's handshake calls the service
+ * back), reporting every `reportEveryMs`, and says which address answered. `address` is asked again at every try
+ * (the service records its address when it starts: a new start may move it). `certificate` is the one to accept
+ * on an https URL (undefined: the system's trust store). Throws after `timeoutMs`.
  */
 export async function waitForService(
-  publicBaseUrl: string,
+  address: () => Promise<string>,
   options: { certificate: () => Promise<string | undefined>; timeoutMs: number; reportEveryMs?: number; log: Log },
-): Promise<void> {
-  const url = `${publicBaseUrl}/readyz`;
+): Promise<string> {
   const started = Date.now();
   let reported = started;
   for (;;) {
+    const publicBaseUrl = await address();
+    const url = `${publicBaseUrl}/readyz`;
     const answer = await probe(url, await options.certificate(), 5_000);
-    if ('status' in answer && answer.status === 200) return;
+    if ('status' in answer && answer.status === 200) return publicBaseUrl;
     const why = 'status' in answer ? `status ${answer.status}` : answer.error;
     if (Date.now() - started >= options.timeoutMs) {
       throw new Error(

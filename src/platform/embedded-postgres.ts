@@ -137,6 +137,15 @@ interface Owner {
   role: PostgresOwnerRole;
 }
 
+/**
+ * Who runs the embedded PostgreSQL of `dataDir` now: the role of its live owner ('service' while a service
+ * process runs it), or undefined when no server runs there (or its owner died). Starts nothing.
+ */
+export async function embeddedPostgresOwner(dataDir: string): Promise<PostgresOwnerRole | undefined> {
+  if ((await runningPort(path.join(dataDir, 'postgres'))) === undefined) return undefined;
+  return (await readOwner(path.join(dataDir, 'postgres.owner')))?.role;
+}
+
 async function readOwner(file: string): Promise<Owner | undefined> {
   try {
     const owner = JSON.parse(await readFile(file, 'utf8')) as Owner;
