@@ -26,6 +26,7 @@ import { ERROR_CODES, type ErrorCode, notFound, problemTypeUri } from './platfor
 import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
 import { recordRequestMetrics } from './platform/http/metrics.ts';
+import { API_TAGS, docsConfiguration, documentRoute, OPENAPI_EXTENSIONS, SECURITY_SCHEMES } from './platform/http/openapi.ts';
 import { clientRateLimit } from './platform/http/rate-limit.ts';
 import { ProblemSchema } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
@@ -93,8 +94,11 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
           'Requests are rate limited per client (requests per minute, set by the operator): answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; past the limit, 429 `rate_limited` with `Retry-After`.',
       },
       servers: [{ url: config.publicBaseUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: { securitySchemes: SECURITY_SCHEMES },
+      tags: [...API_TAGS],
+      ...OPENAPI_EXTENSIONS,
     },
+    transform: documentRoute(OCPI_PREFIX),
   });
 
   const idempotency = createIdempotency({ db, clock });
@@ -122,21 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   healthAndProblemRoutes(app, { db, readiness: deps.readiness, publicBaseUrl: config.publicBaseUrl });
 
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
-  await app.register(scalar, {
-    routePrefix: '/docs',
-    configuration: {
-      url: `${API_PREFIX}/openapi.json`,
-      title: 'Charging Access API',
-      withDefaultFonts: false,
-      // No favicon request (an API has none; a 404 in every browser console otherwise): an empty icon inline.
-      favicon: 'data:,',
-      // Nothing that sends our document to Scalar's hosted services (shown on localhost by default).
-      agent: { disabled: true },
-      mcp: { disabled: true },
-      showDeveloperTools: 'never',
-      hideClientButton: true,
-    },
-  });
+  await app.register(scalar, { routePrefix: '/docs', configuration: docsConfiguration(`${API_PREFIX}/openapi.json`) });
 
   await app.register(
     async (api) => {

@@ -344,7 +344,12 @@ describe('OpenAPI and docs', () => {
     assert.equal(res.status, 200);
     assert.match(String(res.headers['content-type']), /^application\/json/);
     assert.ok(String(doc.openapi).startsWith('3.1'), doc.openapi);
-    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    assert.deepEqual(doc.components.securitySchemes.bearerAuth, {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: 'A token the operator issued to your API client.',
+    });
     assert.deepEqual(doc.servers, [{ url: BASE_URL }]);
   });
 

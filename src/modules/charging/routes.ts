@@ -38,7 +38,12 @@ export function chargingRoutes(deps: ChargingRoutesDeps) {
             { payment_method_id: Type.String({ minLength: 1, maxLength: 255 }), evse_id: Type.String({ minLength: 1, maxLength: 255 }) },
             { additionalProperties: false },
           ),
-          response: withErrors({ 201: ChargingSession }, [400, 402, 404, 409, 422, 424, 503]),
+          response: withErrors({ 201: ChargingSession }, [400, 402, 404, 409, 422, 424, 503], {
+            400: ['validation_error', 'payment_method_error'],
+            402: ['payment_error', 'pre_authorization_failed'],
+            409: ['billing_data_required', 'already_charging', 'station_availability_issue', 'conflict'],
+            424: ['charging_provider_error', 'station_availability_issue'],
+          }),
         },
       },
       async (request, reply) => {
@@ -59,7 +64,7 @@ export function chargingRoutes(deps: ChargingRoutesDeps) {
           security,
           params: SessionParams,
           headers: IdempotencyHeaders,
-          response: withErrors({ 204: Type.Null({ description: 'Stopping.' }) }, [400, 404, 409, 422, 424]),
+          response: withErrors({ 204: Type.Null({ description: 'Stopping.' }) }, [400, 404, 409, 422, 424], { 409: ['already_stopped', 'conflict'] }),
         },
       },
       async (request, reply) => {

@@ -4,18 +4,36 @@
 import { type Static, Type } from 'typebox';
 import { Money, Nullable, NullableMoney } from '../../platform/http/schema.ts';
 
-export const Invoice = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  number: Type.String({ description: 'Sequential per issuer, without gaps.' }),
-  link: Type.String({ format: 'uri', description: 'Signed link to the PDF, valid for INVOICE_LINK_TTL_SECONDS; needs no bearer token.' }),
-  total: Money('Incl. VAT.'),
-  net: Money('Excl. VAT.'),
-  vat: Money('VAT.'),
-  date: Type.String({ format: 'date-time' }),
-  refund: Type.Boolean(),
-  charging_session_id: Nullable(Type.String()),
-  currency: Type.String(),
-});
+export const Invoice = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    number: Type.String({ description: 'Sequential per issuer, without gaps.' }),
+    link: Type.String({ format: 'uri', description: 'Signed link to the PDF, valid for INVOICE_LINK_TTL_SECONDS; needs no bearer token.' }),
+    total: Money('Incl. VAT.'),
+    net: Money('Excl. VAT.'),
+    vat: Money('VAT.'),
+    date: Type.String({ format: 'date-time' }),
+    refund: Type.Boolean(),
+    charging_session_id: Nullable(Type.String()),
+    currency: Type.String(),
+  },
+  {
+    examples: [
+      {
+        id: 'ddb15005-b912-4c0c-9c7f-405359a803a0',
+        number: 'CA-000001',
+        link: 'https://localhost:8443/invoices/ddb15005-b912-4c0c-9c7f-405359a803a0/pdf?expires=1772446566&signature=KJxfWaGXxtOoVovE-eij6RMGMpm3Kn_Plefn5MWTaRw',
+        total: '7.37',
+        net: '6.20',
+        vat: '1.17',
+        date: '2026-03-02T09:17:12.031Z',
+        refund: false,
+        charging_session_id: 'cc79d392-c8a5-4528-b7db-88a61859ca08',
+        currency: 'EUR',
+      },
+    ],
+  },
+);
 export type InvoiceView = Static<typeof Invoice>;
 
 export const Debt = Type.Object({

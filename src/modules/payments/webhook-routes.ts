@@ -20,7 +20,7 @@ export function paymentWebhookRoutes(deps: { payments: PaymentsService }) {
           summary: 'Stripe webhook events',
           description:
             'Called by the payment processor, not by clients. Verified by the Stripe-Signature header over the raw body (STRIPE_WEBHOOK_SECRET, 5 minutes tolerance); an event id seen before is acknowledged and dropped; otherwise the object it names is re-read from the processor.',
-          tags: ['Webhooks'],
+          tags: ['Payment processor callbacks'],
           headers: Type.Object({ 'stripe-signature': Type.Optional(Type.String({ maxLength: 4096 })) }),
           response: withErrors({ 200: Type.Object({ received: Type.Literal(true), duplicate: Type.Boolean() }) }, [400, 503]),
         },

@@ -60,8 +60,8 @@ export function stationsRoutes(deps: StationsRoutesDeps) {
           tags,
           security,
           querystring: Type.Object({
-            latitude: Type.Number({ minimum: -90, maximum: 90, description: 'Centre of the search.' }),
-            longitude: Type.Number({ minimum: -180, maximum: 180, description: 'Centre of the search.' }),
+            latitude: Type.Number({ minimum: -90, maximum: 90, description: 'Centre of the search.', examples: [52.52] }),
+            longitude: Type.Number({ minimum: -180, maximum: 180, description: 'Centre of the search.', examples: [13.405] }),
             distance: Type.Optional(
               Type.Integer({ minimum: 1, maximum: MAX_AROUND_DISTANCE, default: 100, description: `Radius in meters (max ${MAX_AROUND_DISTANCE}).` }),
             ),
@@ -100,8 +100,8 @@ export function stationsRoutes(deps: StationsRoutesDeps) {
           tags,
           security,
           querystring: Type.Object({
-            id: Type.String({ minLength: 1, maxLength: 255 }),
-            type: Type.String({ enum: ['evse_id', 'station_id'], description: 'What `id` refers to.' }),
+            id: Type.String({ minLength: 1, maxLength: 255, examples: ['DE*HHC*ESCN*NORMAL'] }),
+            type: Type.String({ enum: ['evse_id', 'station_id'], description: 'What `id` refers to.', examples: ['evse_id'] }),
           }),
           response: withErrors({ 200: StationSchema }, [400, 404]),
         },
@@ -125,9 +125,20 @@ export function stationsRoutes(deps: StationsRoutesDeps) {
           tags,
           security,
           querystring: Type.Object({
-            x: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: MAX_TILES_PER_REQUEST, description: 'Tile X coordinates.' }),
-            y: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: MAX_TILES_PER_REQUEST, description: 'Tile Y coordinates, paired with x.' }),
-            z: Type.Integer({ minimum: 0, maximum: MAX_ZOOM, description: 'Zoom level.' }),
+            // The examples are one valid tile (x and y below 2^z): Berlin at zoom 6.
+            x: Type.Array(Type.Integer({ minimum: 0 }), {
+              minItems: 1,
+              maxItems: MAX_TILES_PER_REQUEST,
+              description: 'Tile X coordinates (each below 2^z).',
+              examples: [[34]],
+            }),
+            y: Type.Array(Type.Integer({ minimum: 0 }), {
+              minItems: 1,
+              maxItems: MAX_TILES_PER_REQUEST,
+              description: 'Tile Y coordinates, paired with x (each below 2^z).',
+              examples: [[21]],
+            }),
+            z: Type.Integer({ minimum: 0, maximum: MAX_ZOOM, description: 'Zoom level.', examples: [6] }),
             connector_types: Type.Optional(ConnectorTypes),
             max_price: Type.Optional(
               Type.Number({ minimum: 0, description: 'Leave out stations whose price (in their own currency, incl. VAT) is above this.' }),

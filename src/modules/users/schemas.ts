@@ -20,14 +20,28 @@ export function userSchemas(locales: string[]) {
   const Locale = Type.String({ enum: locales, description: `Language of the user's invoices and messages (${locales.join(', ')}).` });
   const Email = Nullable(Type.String({ format: 'email', maxLength: 254 }));
 
-  const User = Type.Object({
-    id: Type.String({ format: 'uuid' }),
-    email: Nullable(Type.String()),
-    locale: Type.String(),
-    custom_properties: Type.Object({ external_id: Nullable(Type.String()) }),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Type.String({ format: 'date-time' }),
-  });
+  const User = Type.Object(
+    {
+      id: Type.String({ format: 'uuid' }),
+      email: Nullable(Type.String()),
+      locale: Type.String(),
+      custom_properties: Type.Object({ external_id: Nullable(Type.String()) }),
+      created_at: Type.String({ format: 'date-time' }),
+      updated_at: Type.String({ format: 'date-time' }),
+    },
+    {
+      examples: [
+        {
+          id: '88ca869c-2ffb-46d4-99c6-1aa74ae876cd',
+          email: 'ada@example.com',
+          locale: locales[0] ?? 'en',
+          custom_properties: { external_id: '42' },
+          created_at: '2026-03-02T09:14:20.512Z',
+          updated_at: '2026-03-02T09:14:20.512Z',
+        },
+      ],
+    },
+  );
 
   const UserCreate = Type.Object(
     {
@@ -70,18 +84,38 @@ export const BillingDetailsInput = Type.Object(
 );
 export type BillingDetailsBody = Static<typeof BillingDetailsInput>;
 
-export const BillingDetails = Type.Object({
-  account_type: Type.String({ enum: ['personal', 'business'] }),
-  first_name: Nullable(Type.String()),
-  last_name: Nullable(Type.String()),
-  company_name: Nullable(Type.String()),
-  vat_number: Nullable(Type.String()),
-  vat_id: Nullable(Type.String({ description: 'Same as vat_number (the reference API name).' })),
-  tax_id: Nullable(Type.String()),
-  line1: Nullable(Type.String()),
-  postal_code: Nullable(Type.String()),
-  city: Nullable(Type.String()),
-  country: Nullable(Type.String()),
-  updated_at: Nullable(Type.String({ format: 'date-time' })),
-});
+export const BillingDetails = Type.Object(
+  {
+    account_type: Type.String({ enum: ['personal', 'business'] }),
+    first_name: Nullable(Type.String()),
+    last_name: Nullable(Type.String()),
+    company_name: Nullable(Type.String()),
+    vat_number: Nullable(Type.String()),
+    vat_id: Nullable(Type.String({ description: 'Same as vat_number (the reference API name).' })),
+    tax_id: Nullable(Type.String()),
+    line1: Nullable(Type.String()),
+    postal_code: Nullable(Type.String()),
+    city: Nullable(Type.String()),
+    country: Nullable(Type.String()),
+    updated_at: Nullable(Type.String({ format: 'date-time' })),
+  },
+  {
+    examples: [
+      {
+        account_type: 'personal',
+        first_name: 'Ada',
+        last_name: 'Lovelace',
+        company_name: null,
+        vat_number: null,
+        vat_id: null,
+        tax_id: null,
+        line1: 'Example Street 1',
+        postal_code: '10115',
+        city: 'Berlin',
+        country: 'DE',
+        updated_at: '2026-03-02T09:14:31.204Z',
+      },
+    ],
+  },
+);
 export type BillingDetailsView = Static<typeof BillingDetails>;

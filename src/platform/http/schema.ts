@@ -1,6 +1,7 @@
 // Schema helpers shared by every module's routes: the problem body, nullable
 // fields, and the standard error responses each route documents.
 import { type Static, type TSchema, Type } from 'typebox';
+import { AppError, type ErrorCode, type FieldError, renderProblem } from '../errors.ts';
 
 /** A JSON-Schema `type: [T, "null"]` field: one clear validation message instead of an anyOf pair. */
 export function Nullable<T extends TSchema>(schema: T) {
@@ -38,16 +39,76 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'Body too large.',
   415: 'Body is not JSON.',
   422: 'Idempotency-Key reused with a different request (idempotency_conflict).',
+  424: 'The charge point operator refused or did not answer, or the station data could not be obtained.',
+  429: 'Too many requests (rate_limited); see Retry-After.',
   500: 'Unexpected error; detail holds only a support id.',
+  503: 'Temporarily unavailable (the database, the payment processor, start-up); retry after Retry-After seconds.',
 };
 
-/** Response map of a route: its success responses plus documented problem responses. */
-export function withErrors<T extends Record<number, TSchema>>(success: T, codes: number[] = []) {
+/** What a problem of each code says in the document's examples: a detail as the service writes one, and its field errors. */
+const EXAMPLE_PROBLEMS: Partial<Record<ErrorCode | `${ErrorCode} ${number}`, { detail: string; errors?: FieldError[] }>> = {
+  validation_error: { detail: 'email: must match format "email"', errors: [{ field: 'email', message: 'must match format "email"' }] },
+  payment_method_error: { detail: 'The payment method pm_1Qx9 is not one of the user’s.' },
+  unauthorized: { detail: 'Missing bearer token.' },
+  payment_error: { detail: 'The user has an unpaid charging debt; it must be paid before charging again (GET .../charging/debts/).' },
+  pre_authorization_failed: { detail: 'The hold of 29.00 EUR was declined: Your card has insufficient funds.' },
+  https_required: { detail: 'This API is served over HTTPS only; repeat the request with https://.' },
+  not_found: { detail: 'User not found.' },
+  conflict: { detail: 'A request with this Idempotency-Key is still being processed; retry shortly.' },
+  already_charging: { detail: 'The user already has an unfinished session (or a start in flight) on this EVSE.' },
+  already_stopped: { detail: 'The session is already completed.' },
+  billing_data_required: { detail: 'Billing details are incomplete: first_name, country.' },
+  station_availability_issue: { detail: 'EVSE DE*HHC*ESCN*NORMAL is not available (charging).' },
+  'station_availability_issue 424': { detail: 'The operator sent no price for this EVSE; it cannot be started.' },
+  payload_too_large: { detail: 'The request body is too large.' },
+  unsupported_media_type: { detail: 'Request bodies must be JSON (Content-Type: application/json).' },
+  idempotency_conflict: { detail: 'This Idempotency-Key was already used with a different request (method, path or body).' },
+  charging_provider_error: { detail: 'The operator rejected the start: the charge point rejected the start.' },
+  rate_limited: { detail: 'This client may make 1200 requests per minute; retry after 17 s.' },
+  service_unavailable: { detail: 'The service is temporarily unavailable; retry shortly.' },
+  payment_processor_unavailable: { detail: 'The payment processor could not be reached; retry shortly.' },
+};
+
+/** The code a status is shown with when a route names none of its own. */
+const DEFAULT_CODE: Record<number, ErrorCode> = {
+  400: 'validation_error',
+  401: 'unauthorized',
+  402: 'payment_error',
+  403: 'https_required',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'idempotency_conflict',
+  424: 'charging_provider_error',
+  429: 'rate_limited',
+  500: 'unexpected_error',
+  503: 'service_unavailable',
+};
+
+/** A problem body exactly as the service renders it (errors.ts), under the default address. */
+function exampleProblem(code: ErrorCode, status: number) {
+  const known = EXAMPLE_PROBLEMS[`${code} ${status}`] ?? EXAMPLE_PROBLEMS[code];
+  const error = new AppError(code, known?.detail ?? '', { status, ...(known?.errors ? { errors: known.errors } : {}) });
+  return renderProblem(error, 'req-7f3a9c2e41', 'https://localhost:8443');
+}
+
+/**
+ * Response map of a route: its success responses plus documented problem responses, each with an example per
+ * error code (`examples` names a route's own codes per status; otherwise the status's usual one).
+ */
+export function withErrors<T extends Record<number, TSchema>>(success: T, codes: number[] = [], examples: Partial<Record<number, ErrorCode[]>> = {}) {
   const responses: Record<number, TSchema> = { ...success };
-  for (const code of [...new Set([...codes, 401, 403, 500])].sort()) {
-    responses[code] = {
-      description: ERROR_DESCRIPTIONS[code] ?? 'Problem.',
-      content: { 'application/problem+json': { schema: ProblemSchema } },
+  for (const status of [...new Set([...codes, 401, 403, 500])].sort()) {
+    const shown = examples[status] ?? (DEFAULT_CODE[status] ? [DEFAULT_CODE[status]] : []);
+    responses[status] = {
+      description: ERROR_DESCRIPTIONS[status] ?? 'Problem.',
+      content: {
+        'application/problem+json': {
+          schema: ProblemSchema,
+          examples: Object.fromEntries(shown.map((code) => [code, { summary: code, value: exampleProblem(code, status) }])),
+        },
+      },
     } as unknown as TSchema;
   }
   return responses as T & Record<number, TSchema>;
