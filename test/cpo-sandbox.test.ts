@@ -587,6 +587,20 @@ describe('scenario EVSEs', () => {
     assert.equal(patches.length % 2, 0);
     for (let i = 0; i < patches.length; i += 2) assert.equal(patches[i], patches[i + 1]);
   });
+
+  test('LONGCHARGE: the car is always the 100 kWh saloon at 10 %, so the session goes beyond an hour at 50 kW', async () => {
+    const { uid } = await start('LONGCHARGE', 'scn-long');
+    await waitFor('the result', () => emsp.commandResults.get(uid)?.[0]);
+    const active = await waitFor('ACTIVE', () => sessionByReference('scn-long', 'ACTIVE'));
+    // 50 kWh at 50 kW and 600x: about 6 s. A car drawn at random (10-50 %, 42-100 kWh) would often be full before.
+    const long = await waitFor('past 50 kWh', () => ((emsp.sessions.get(active.id)?.kwh ?? 0) > 50 ? emsp.sessions.get(active.id) : undefined), 15_000);
+    assert.equal(long.status, 'ACTIVE', 'still charging');
+    const soc = long.charging_periods?.at(-1)?.dimensions.find((d) => d.type === 'STATE_OF_CHARGE')?.volume ?? 0;
+    assert.ok(Math.abs(soc - (10 + long.kwh)) < 1, `state of charge ${soc} % after ${long.kwh} kWh of 100`);
+    await stop(active.id);
+    const cdr = await waitFor('the CDR', () => cdrOf(active.id));
+    assert.ok(cdr.total_energy > 50);
+  });
 });
 
 describe('bad input and other modules', () => {

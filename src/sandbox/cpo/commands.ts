@@ -125,14 +125,17 @@ function newSession(ctx: SimulationContext, peer: Peer, p: PendingStart, r: Reso
   const nowMs = now.getTime();
   const { location, evse, connector } = r;
   const tariff = network.tariffFor(location, connector, now);
-  const model = CARS[Math.floor(random() * CARS.length)] as (typeof CARS)[number];
+  const drawn = CARS[Math.floor(random() * CARS.length)] as (typeof CARS)[number];
+  const long = p.scenario === 'LONGCHARGE';
+  const model = long ? (CARS.at(-1) as (typeof CARS)[number]) : drawn;
+  const soc = long ? 0.1 : round(0.1 + random() * 0.4, 3);
   const sim: SimState = {
     anchorMs: nowMs,
     compression: options.timeCompression,
     cursorMs: nowMs,
     activateAtMs: nowMs + options.activationDelayMs,
     nextPushAtMs: nowMs + options.activationDelayMs + options.sessionUpdateIntervalMs,
-    car: { ...model, soc: round(0.1 + random() * 0.4, 3) },
+    car: { ...model, soc },
     powerType: connector.power_type,
     evseKw: connectorPowerKw(connector),
     voltage: connector.max_voltage,

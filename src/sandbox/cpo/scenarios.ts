@@ -27,6 +27,11 @@ export const SCENARIOS = [
   'LATECDR',
   /** Every Session PATCH is sent twice. */
   'DUPLICATE',
+  /**
+   * A long charge: the car is always the 100 kWh saloon at 10 %, so the session takes 90 kWh unless stopped (over an
+   * hour's worth at 50 kW, more than a start's hold covers: how a client sees an excess charge, and a debt).
+   */
+  'LONGCHARGE',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
