@@ -17,7 +17,8 @@ export type CardBehaviour =
   /** 4000000000000002: declined, even when set up. */
   | 'declined';
 
-const BEHAVIOURS: Record<string, CardBehaviour> = {
+/** The test cards that do something else than succeed (any other valid number behaves like 4242424242424242). */
+export const CARD_BEHAVIOURS: Record<string, CardBehaviour> = {
   '4000002500003155': 'authenticate_unless_set_up',
   '4000002760003184': 'authenticate_always',
   '4000000000009995': 'insufficient_funds',
@@ -75,6 +76,6 @@ export function testCard(rawNumber: string, fingerprintKey: string): TestCard | 
     brand: brandOf(number),
     last4: number.slice(-4),
     fingerprint: createHmac('sha256', fingerprintKey).update(number).digest('base64url').replace(/[-_]/g, '').slice(0, 16),
-    behaviour: BEHAVIOURS[number] ?? 'succeeds',
+    behaviour: CARD_BEHAVIOURS[number] ?? 'succeeds',
   };
 }
