@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { transactionBegun, transactionEnded } from './notify.ts';
 
 // Timestamps come back as Date; bigint counts (count(*)) as numbers: they stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -112,14 +113,17 @@ export function createDatabase(connectionString: string, options: DatabaseOption
       let failure: unknown;
       try {
         await client.query('BEGIN');
+        transactionBegun(client, database);
         const result = await work(client);
         await client.query('COMMIT');
+        transactionEnded(client, true);
         return result;
       } catch (error) {
         failure = error;
         if (!isDatabaseUnavailable(error)) await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
+        transactionEnded(client, false);
         release(isDatabaseUnavailable(failure));
       }
     },
