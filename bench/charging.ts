@@ -559,6 +559,12 @@ async function printStatements(db: Database): Promise<void> {
     `SELECT count(*)::int AS statements, sum(calls)::float8 AS calls, sum(total_exec_time) AS exec, sum(total_plan_time) AS plan, sum(plans)::float8 AS plans
        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
   );
+  const chatty = await db.query<{ calls: string; plan: number; query: string }>(
+    `SELECT calls, total_plan_time AS plan, query FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC LIMIT 25`,
+  );
+  say('\n== the statements run most often\n| calls | planning ms | statement |\n| ---: | ---: | --- |');
+  for (const row of chatty.rows) say(`| ${row.calls} | ${Math.round(row.plan)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
   const t = totals.rows[0];
   if (t) {
     say(
