@@ -199,9 +199,17 @@ export function listen(
   });
   let client: pg.PoolClient | undefined;
   let retry: NodeJS.Timeout | undefined;
+  let connecting: Promise<void> | undefined;
   const connect = async (reconnect: boolean) => {
     try {
       client = await db.pool.connect();
+      // Stopped while the connection was being made (a start-up that failed at once): it goes back to the pool, or
+      // the pool's end would wait for it forever.
+      if (stopped) {
+        client.release();
+        client = undefined;
+        return;
+      }
       client.on('notification', (message) => {
         if (message.channel === channel) onNotify(message.payload);
       });
@@ -209,7 +217,7 @@ export function listen(
         onError?.(error);
         client?.release(true);
         client = undefined;
-        if (!stopped) retry = setTimeout(() => void connect(true), 1_000);
+        if (!stopped) retry = setTimeout(() => void (connecting = connect(true)), 1_000);
       });
       await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       listening();
@@ -218,15 +226,16 @@ export function listen(
       onError?.(error as Error);
       client?.release(true);
       client = undefined;
-      if (!stopped) retry = setTimeout(() => void connect(true), 1_000);
+      if (!stopped) retry = setTimeout(() => void (connecting = connect(true)), 1_000);
     }
   };
-  void connect(false);
+  connecting = connect(false);
   return {
     ready,
     async stop() {
       stopped = true;
       clearTimeout(retry);
+      await connecting;
       if (client) {
         await client.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
         client.release();
