@@ -26,18 +26,16 @@ const sockets = new Set<Socket>();
 
 const problem = (status: number, type: string, headers: Record<string, string> = {}): Answer => {
   return (res) =>
-    res
-      .writeHead(status, { 'content-type': 'application/problem+json; charset=utf-8', 'x-request-id': 'req-12345678', ...headers })
-      .end(
-        JSON.stringify({
-          type: `http://x/problems/${type}`,
-          title: type,
-          status,
-          detail: `${type} here`,
-          error: { type, details: `${type} here` },
-          request_id: 'req-12345678',
-        }),
-      );
+    res.writeHead(status, { 'content-type': 'application/problem+json; charset=utf-8', 'x-request-id': 'req-12345678', ...headers }).end(
+      JSON.stringify({
+        type: `http://x/problems/${type}`,
+        title: type,
+        status,
+        detail: `${type} here`,
+        error: { type, details: `${type} here` },
+        request_id: 'req-12345678',
+      }),
+    );
 };
 const json = (status: number, body: unknown): Answer => {
   return (res) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
