@@ -17,6 +17,7 @@ import type { Catalogue } from './modules/stations/catalogue.ts';
 import type { Ingestion } from './modules/stations/ingest.ts';
 import { stationsRoutes } from './modules/stations/routes.ts';
 import { usersRoutes } from './modules/users/routes.ts';
+import { eventWebhooks } from './modules/webhooks/event-schemas.ts';
 import { webhooksRoutes } from './modules/webhooks/routes.ts';
 import { createModules, type Modules, type OcpiSettings } from './modules.ts';
 import type { Clock } from './platform/clock.ts';
@@ -27,7 +28,7 @@ import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
 import { recordRequestMetrics } from './platform/http/metrics.ts';
 import { clientRateLimit } from './platform/http/rate-limit.ts';
-import { ProblemSchema } from './platform/http/schema.ts';
+import { ProblemSchema, problemAsComponent } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 import type { Metrics } from './platform/metrics.ts';
 import { createRateLimiter } from './platform/rate-limit/limiter.ts';
@@ -94,7 +95,9 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       },
       servers: [{ url: config.publicBaseUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      webhooks: eventWebhooks(),
     },
+    transformObject: (document) => ('openapiObject' in document ? problemAsComponent(document.openapiObject) : document.swaggerObject),
   });
 
   const idempotency = createIdempotency({ db, clock });
