@@ -27,7 +27,7 @@ import { type Authenticate, requireBearerToken } from './platform/http/auth.ts';
 import { createIdempotency } from './platform/http/idempotency.ts';
 import { recordRequestMetrics } from './platform/http/metrics.ts';
 import { clientRateLimit } from './platform/http/rate-limit.ts';
-import { ProblemSchema } from './platform/http/schema.ts';
+import { ProblemSchema, problemAsComponent } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 import type { Metrics } from './platform/metrics.ts';
 import { createRateLimiter } from './platform/rate-limit/limiter.ts';
@@ -98,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       servers: [{ url: config.publicBaseUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
+    transformObject: (document) => ('openapiObject' in document ? problemAsComponent(document.openapiObject) : document.swaggerObject),
   });
 
   const idempotency = createIdempotency({ db, clock });

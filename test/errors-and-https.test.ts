@@ -375,7 +375,7 @@ describe('OpenAPI and docs', () => {
         codes.some((c) => /^2\d\d$/.test(c)),
         `${name} documents a success status`,
       );
-      assert.ok(op.responses['401'].content['application/problem+json'].schema.properties.request_id, `${name}: 401 is a problem body`);
+      assert.equal(op.responses['401'].content['application/problem+json'].schema.$ref, '#/components/schemas/Problem', `${name}: 401 is a problem body`);
     }
   });
 

@@ -1,0 +1,10 @@
+// @charging-access/client: the typed client of the Charging Access API, for browsers and Node 24 (fetch, Web Crypto,
+// no Node-only module).
+export { type Client, type ClientOptions, createClient, randomKey } from './client.ts';
+export { ApiError, type ApiErrorType, type FieldError, isApiError, type Problem, type ProblemType, TimeoutError, UNEXPECTED_RESPONSE } from './errors.ts';
+export type { components, paths } from './generated/api.ts';
+export type { CallOptions, ItemOf, Method, OptionsArg, PaginatedPath, PathsWith, RequestOptions, ResponseOf } from './operations.ts';
+export type { Page } from './pagination.ts';
+export type { RetryOptions } from './retry.ts';
+export type { Answer, TokenSource } from './transport.ts';
+export type * from './types.ts';
