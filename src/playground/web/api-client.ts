@@ -74,7 +74,7 @@ export function connectApi(report: (problem: string) => void): PlaygroundApi {
     },
     createDemoUser: () =>
       call(async () => {
-        const user = await client.post('/api/v1/users/', { body: { email: 'ada@example.com', locale: 'en', custom_properties: { external_id: 'playground' } } });
+        const user = await client.post('/api/v1/users/', { body: { email: 'ada@example.com', locale: 'en' } });
         await client.put('/api/v1/users/{user_id}/billing-details/', {
           path: { user_id: user.id },
           body: { account_type: 'personal', first_name: 'Ada', last_name: 'Lovelace', line1: 'Unter den Linden 1', postal_code: '10117', city: 'Berlin', country: 'DE' },
@@ -92,7 +92,9 @@ export function connectApi(report: (problem: string) => void): PlaygroundApi {
     start: (userId, paymentMethodId, evseId) =>
       call(() => client.post('/api/v1/users/{user_id}/charging/start/', { path: { user_id: userId }, body: { payment_method_id: paymentMethodId, evse_id: evseId } })),
     stop: (userId, sessionId) => call(async () => void (await client.post('/api/v1/users/{user_id}/charging/stop/{session_id}/', { path: { user_id: userId, session_id: sessionId } }))),
-    sessionEvents: (userId, sessionId, signal) =>
-      client.sessionEvents({ userId, sessionId, signal }) as AsyncIterable<SessionEvent>,
+    // The SDK reconnects with Last-Event-ID when the connection drops: each event comes once, in order.
+    sessionEvents: async function* (userId, sessionId, signal) {
+      for await (const { event } of client.sessionEvents(userId, sessionId, { signal })) yield event as SessionEvent;
+    },
   };
 }

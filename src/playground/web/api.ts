@@ -1,78 +1,12 @@
 // What the page asks of the API, in one place. The token is the playground's own: minted by the service for this
 // page (GET /playground/token, src/playground/token.ts), short-lived, and fetched again before it expires.
-import type { PriceGroup } from './price-words.ts';
+// The objects are the SDK's types, generated from the API's OpenAPI document.
+import type { ChargingSession, Invoice, PaymentMethod, RequestOptions, Station, StationTile, User } from '@charging-access/client';
 
-export interface TileQuery {
-  z: number;
-  x: number[];
-  y: number[];
-  connector_types?: string[];
-  only_available?: boolean;
-  only_partners?: boolean;
-  operators?: string[];
-  power_groups?: string[];
-  max_price?: number;
-}
-
-export interface TileFeature {
-  geometry: { coordinates: string[] };
-  properties: { count: number; expansion_zoom?: number; speed: string; status: string };
-  station_id?: string;
-  cluster_id?: string;
-  custom_properties?: { is_partner: boolean };
-  price_properties?: { price: string; type: string; currency: string };
-}
-
-export interface Station {
-  id: string;
-  name: string;
-  address: string;
-  coordinates: { latitude: string; longitude: string };
-  opening_times: { twentyfourseven: boolean; regular_hours: { weekday: string; period_begin: string; period_end: string }[] };
-  operator: { name: string; contact: { phone: string | null } };
-  evses: { evse_id: string; status: string }[];
-  price_groups: PriceGroup[];
-  speed: string;
-  status: string;
-  is_partner: boolean;
-}
-
-export interface User {
-  id: string;
-  email?: string | null;
-}
-
-export interface PaymentMethod {
-  id: string;
-  type: string;
-  default: boolean;
-  card?: { brand: string; last4: string; expiration_date: string };
-  paypal?: { email: string | null };
-}
-
-export interface Session {
-  id: string;
-  status: string;
-  is_active: boolean;
-  evse_id: string;
-  station_id: string;
-  duration: number | null;
-  consumed_energy: string;
-  estimated_cost: string | null;
-  failure_reason: string | null;
-  session_cost: { invoice_download: string | null; invoice_summary: string; currency: string };
-  user_facing_session_prices: { currency: string };
-  station_info: { station_name: string | null };
-  version: number;
-}
-
-export interface Invoice {
-  id: string;
-  number: string;
-  link: string;
-  total: string;
-  currency: string;
-}
+export type { Invoice, PaymentMethod, Station, User };
+export type Session = ChargingSession;
+export type TileQuery = NonNullable<RequestOptions<'get', '/api/v1/stations/tile/'>['query']>;
+export type TileFeature = StationTile['features'][number];
 
 /** An event of a session's live stream: the body a webhook of it carries. */
 export interface SessionEvent {

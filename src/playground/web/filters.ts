@@ -68,7 +68,8 @@ export function createFilters(form: HTMLFormElement, api: PlaygroundApi, changed
   function current(): TileFilter {
     const filter: TileFilter = {};
     const types = selected(connectors);
-    if (types.length) filter.connector_types = types;
+    // The options' values are CONNECTOR_NAMES' keys: the API's connector types.
+    if (types.length) filter.connector_types = types as TileFilter['connector_types'];
     if ((form.querySelector('#f-available') as HTMLInputElement).checked) filter.only_available = true;
     if ((form.querySelector('#f-only-partners') as HTMLInputElement).checked) filter.only_partners = true;
     const operators = selected(partners);

@@ -42,10 +42,17 @@ export function createStationPanel(deps: StationPanelDeps) {
     button.disabled = why !== undefined;
     if (why) button.title = why;
     button.addEventListener('click', () => deps.start(evse.evse_id));
-    return h('li', { className: `evse status-${evse.status}` }, h('span', { className: 'evse-id', text: evse.evse_id }), ` ${STATUS_WORDS[evse.status] ?? evse.status} `, button);
+    return h(
+      'li',
+      { className: `evse status-${evse.status}` },
+      h('span', { className: 'evse-id', text: evse.evse_id }),
+      button,
+      h('span', { className: 'evse-status', text: STATUS_WORDS[evse.status] ?? evse.status }),
+    );
   }
 
   function render(station: Station): void {
+    const why = deps.cannotStart();
     const groups = station.price_groups.map((group) => {
       const words = priceGroupWords(group);
       return h('li', { className: 'price-group' }, h('strong', { text: words.title }), h('ul', {}, ...words.lines.map((line) => h('li', { text: line }))));
@@ -59,6 +66,7 @@ export function createStationPanel(deps: StationPanelDeps) {
       h('p', { className: 'note', text: `${openingWords(station)} · ${station.speed} · station ${station.status}` }),
       h('h3', { text: 'Charge points' }),
       h('ul', { className: 'evses' }, ...station.evses.map(evseRow)),
+      why ? h('p', { className: 'note', text: why, attrs: { id: 'cannot-start' } }) : undefined,
       h('h3', { text: 'Prices' }),
       groups.length ? h('ul', { className: 'price-groups' }, ...groups) : h('p', { text: 'No prices published.' }),
     );

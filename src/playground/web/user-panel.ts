@@ -38,7 +38,7 @@ export function createUserPanel(deps: UserPanelDeps) {
     fill(
       panel,
       h('h2', { text: 'Demo user' }),
-      user ? h('p', {}, 'Ada Lovelace, Berlin (DE) · ', h('code', { text: user.id, attrs: { id: 'user-id' } })) : h('p', { text: 'Creating…' }),
+      user ? h('p', {}, 'Ada Lovelace, Berlin (DE) · ', h('code', { text: user.id, attrs: { id: 'user-id' } })) : h('p', { text: status ? 'No demo user.' : 'Creating…' }),
       h(
         'ul',
         { className: 'methods', attrs: { id: 'payment-methods' } },
@@ -66,6 +66,7 @@ export function createUserPanel(deps: UserPanelDeps) {
   async function newUser(): Promise<void> {
     user = undefined;
     methods = [];
+    status = '';
     render();
     try {
       user = await api.createDemoUser();
