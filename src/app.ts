@@ -17,6 +17,7 @@ import type { Catalogue } from './modules/stations/catalogue.ts';
 import type { Ingestion } from './modules/stations/ingest.ts';
 import { stationsRoutes } from './modules/stations/routes.ts';
 import { usersRoutes } from './modules/users/routes.ts';
+import { eventWebhooks } from './modules/webhooks/event-schemas.ts';
 import { webhooksRoutes } from './modules/webhooks/routes.ts';
 import { createModules, type Modules, type OcpiSettings } from './modules.ts';
 import type { Clock } from './platform/clock.ts';
@@ -97,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       },
       servers: [{ url: config.publicBaseUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      webhooks: eventWebhooks(),
     },
     transformObject: (document) => ('openapiObject' in document ? problemAsComponent(document.openapiObject) : document.swaggerObject),
   });

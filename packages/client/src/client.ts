@@ -1,5 +1,6 @@
 // createClient: the typed client of the Charging Access API. It only assembles: calls are transport.ts, lists
 // pagination.ts, the live session stream events.ts.
+import { type SessionEventsOptions, type StreamedEvent, sessionEvents } from './events.ts';
 import type { CallOptions, ItemOf, Method, OptionsArg, PaginatedPath, PathsWith, ResponseOf } from './operations.ts';
 import { items, type Page, pages } from './pagination.ts';
 import { type RetryOptions, retryPolicy } from './retry.ts';
@@ -35,10 +36,13 @@ export function randomKey(): string {
 }
 
 export function transportOf(options: ClientOptions): Transport {
-  let url: URL;
+  let url: URL | undefined;
   try {
     url = new URL(options.baseUrl);
   } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
     throw new TypeError(`baseUrl must be an absolute URL such as https://localhost:8443 (got ${JSON.stringify(options.baseUrl)})`);
   }
   const baseUrl = url.href.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
@@ -88,6 +92,11 @@ export interface Client {
   paginate<P extends PaginatedPath>(path: P, ...options: OptionsArg<'get', P>): AsyncGenerator<ItemOf<P>, void, undefined>;
   /** The pages themselves (`count`, and `results` a page at a time). */
   pages<P extends PaginatedPath>(path: P, ...options: OptionsArg<'get', P>): AsyncGenerator<Page<ItemOf<P>>, void, undefined>;
+  /**
+   * A charging session's live events (Server-Sent Events), reconnecting with Last-Event-ID as needed:
+   * `for await (const { event } of client.sessionEvents(userId, sessionId)) { ... }`; `break` or the signal ends it.
+   */
+  sessionEvents(userId: string, sessionId: string, options?: SessionEventsOptions): AsyncGenerator<StreamedEvent, void, undefined>;
 }
 
 export function createClient(options: ClientOptions): Client {
@@ -105,5 +114,6 @@ export function createClient(options: ClientOptions): Client {
     request: (method, path, ...rest) => send(transport, callOf(method, path, rest[0] as LooseOptions)),
     paginate: (path, ...rest) => items(transport, callOf('get', path, rest[0] as LooseOptions)),
     pages: (path, ...rest) => pages(transport, callOf('get', path, rest[0] as LooseOptions)),
+    sessionEvents: (userId, sessionId, options) => sessionEvents(transport, userId, sessionId, options),
   };
 }

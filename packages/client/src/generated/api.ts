@@ -4356,7 +4356,1553 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "charging_session.active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** charging_session.active event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description kWh, 3 decimals. */
+                                consumed_energy: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description Seconds since the start (to the end once ended). */
+                                duration: number | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** @description What the session has cost so far incl. VAT, from the tariff and the charging periods reported. */
+                                estimated_cost: string | null;
+                                evse_id: string;
+                                failure_reason: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description True while pending, active or stopping. */
+                                is_active: boolean;
+                                is_partner: boolean;
+                                logo_url: string | null;
+                                payment_method_id: string;
+                                pre_authorization: {
+                                    /** @description Amount held on the payment method. */
+                                    amount: string;
+                                    currency: string;
+                                    /** @description Where the hold stands: pending, authorized, requires_action, declined, captured, released, expired, failed; or (ours) transferred: a later session of the user took this failed attempt's hold over (transferred_to), and nothing was captured for this one. */
+                                    status: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: the failed attempt (it waited for the customer's authentication) whose hold this session took over.
+                                     */
+                                    transferred_from?: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: with status transferred, the session that took this hold over; what it captured is on that session.
+                                     */
+                                    transferred_to?: string;
+                                };
+                                rates: number | null;
+                                session_cost: {
+                                    /** @description Parking (blocking) part, incl. VAT. */
+                                    blocking_fee_cost: string | null;
+                                    currency: string;
+                                    /** @description Credits applied (always 0.00: there are no credits yet). */
+                                    invoice_credits: string;
+                                    /** @description Discount applied (always 0.00: there are no discounts yet). */
+                                    invoice_discount: string;
+                                    /**
+                                     * Format: uri
+                                     * @description Signed, expiring link to the invoice PDF (no bearer token needed).
+                                     */
+                                    invoice_download: string | null;
+                                    /** @description Total of the invoice incl. VAT ("0.00" until the session is billed). */
+                                    invoice_summary: string;
+                                    /** @description VAT of the invoice. */
+                                    invoice_vat: string;
+                                    /** @description Energy part of the cost, incl. VAT. */
+                                    kwh_cost: string | null;
+                                    /** @description The operator’s session fee (and any minimum/maximum price adjustment), incl. VAT. */
+                                    session_fee_cost: string | null;
+                                    /** @description Our starting fee, incl. VAT. */
+                                    starting_fee_cost: string | null;
+                                    /** @description Charging-time part, incl. VAT. */
+                                    time_cost: string | null;
+                                };
+                                /** Format: date-time */
+                                start_time: string | null;
+                                station_id: string;
+                                station_info: {
+                                    /** @description kW */
+                                    connector_power: number | null;
+                                    connector_standard: string | null;
+                                    /** @description ISO 3166-1 alpha-3, as the operator sent it. */
+                                    country: string | null;
+                                    latitude: string | null;
+                                    longitude: string | null;
+                                    station_address: string | null;
+                                    station_name: string | null;
+                                    /** @description slow, fast or turbo */
+                                    station_speed: string | null;
+                                    support_phone: string | null;
+                                };
+                                /**
+                                 * @description pending: the operator accepted the start, charging has not begun; active; stopping: a stop was accepted (or the car ended the session), the CDR is awaited; completed: the CDR arrived and the cost is final; failed: the start did not succeed (failure_reason).
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "stopping" | "completed" | "failed";
+                                /** Format: date-time */
+                                updated_at: string;
+                                user_facing_session_prices: {
+                                    /** @description Most blocking fees per session. */
+                                    blocking_cap: string | null;
+                                    /** @description Per minute of parking (blocking) incl. VAT. */
+                                    blocking_fee: string | null;
+                                    currency: string;
+                                    grace_period_minutes: number | null;
+                                    /** @description Per kWh incl. VAT at the start. */
+                                    kwh_price: string | null;
+                                    /** @description One-off fee of the operator incl. VAT. */
+                                    session_fee: string | null;
+                                    /** @description Our one-off fee incl. VAT. */
+                                    starting_fee: string | null;
+                                    /** @description Per minute of charging incl. VAT at the start. */
+                                    time_price: string | null;
+                                };
+                                /** @description Ours, beyond the reference: 1 when the session is created, one more at every change of it. Client events (webhooks, the live stream) carry the session with its version: one with a lower version than a session already seen is stale and may be discarded. */
+                                version: number;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "charging_session.active";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charging_session.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** charging_session.completed event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description kWh, 3 decimals. */
+                                consumed_energy: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description Seconds since the start (to the end once ended). */
+                                duration: number | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** @description What the session has cost so far incl. VAT, from the tariff and the charging periods reported. */
+                                estimated_cost: string | null;
+                                evse_id: string;
+                                failure_reason: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description True while pending, active or stopping. */
+                                is_active: boolean;
+                                is_partner: boolean;
+                                logo_url: string | null;
+                                payment_method_id: string;
+                                pre_authorization: {
+                                    /** @description Amount held on the payment method. */
+                                    amount: string;
+                                    currency: string;
+                                    /** @description Where the hold stands: pending, authorized, requires_action, declined, captured, released, expired, failed; or (ours) transferred: a later session of the user took this failed attempt's hold over (transferred_to), and nothing was captured for this one. */
+                                    status: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: the failed attempt (it waited for the customer's authentication) whose hold this session took over.
+                                     */
+                                    transferred_from?: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: with status transferred, the session that took this hold over; what it captured is on that session.
+                                     */
+                                    transferred_to?: string;
+                                };
+                                rates: number | null;
+                                session_cost: {
+                                    /** @description Parking (blocking) part, incl. VAT. */
+                                    blocking_fee_cost: string | null;
+                                    currency: string;
+                                    /** @description Credits applied (always 0.00: there are no credits yet). */
+                                    invoice_credits: string;
+                                    /** @description Discount applied (always 0.00: there are no discounts yet). */
+                                    invoice_discount: string;
+                                    /**
+                                     * Format: uri
+                                     * @description Signed, expiring link to the invoice PDF (no bearer token needed).
+                                     */
+                                    invoice_download: string | null;
+                                    /** @description Total of the invoice incl. VAT ("0.00" until the session is billed). */
+                                    invoice_summary: string;
+                                    /** @description VAT of the invoice. */
+                                    invoice_vat: string;
+                                    /** @description Energy part of the cost, incl. VAT. */
+                                    kwh_cost: string | null;
+                                    /** @description The operator’s session fee (and any minimum/maximum price adjustment), incl. VAT. */
+                                    session_fee_cost: string | null;
+                                    /** @description Our starting fee, incl. VAT. */
+                                    starting_fee_cost: string | null;
+                                    /** @description Charging-time part, incl. VAT. */
+                                    time_cost: string | null;
+                                };
+                                /** Format: date-time */
+                                start_time: string | null;
+                                station_id: string;
+                                station_info: {
+                                    /** @description kW */
+                                    connector_power: number | null;
+                                    connector_standard: string | null;
+                                    /** @description ISO 3166-1 alpha-3, as the operator sent it. */
+                                    country: string | null;
+                                    latitude: string | null;
+                                    longitude: string | null;
+                                    station_address: string | null;
+                                    station_name: string | null;
+                                    /** @description slow, fast or turbo */
+                                    station_speed: string | null;
+                                    support_phone: string | null;
+                                };
+                                /**
+                                 * @description pending: the operator accepted the start, charging has not begun; active; stopping: a stop was accepted (or the car ended the session), the CDR is awaited; completed: the CDR arrived and the cost is final; failed: the start did not succeed (failure_reason).
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "stopping" | "completed" | "failed";
+                                /** Format: date-time */
+                                updated_at: string;
+                                user_facing_session_prices: {
+                                    /** @description Most blocking fees per session. */
+                                    blocking_cap: string | null;
+                                    /** @description Per minute of parking (blocking) incl. VAT. */
+                                    blocking_fee: string | null;
+                                    currency: string;
+                                    grace_period_minutes: number | null;
+                                    /** @description Per kWh incl. VAT at the start. */
+                                    kwh_price: string | null;
+                                    /** @description One-off fee of the operator incl. VAT. */
+                                    session_fee: string | null;
+                                    /** @description Our one-off fee incl. VAT. */
+                                    starting_fee: string | null;
+                                    /** @description Per minute of charging incl. VAT at the start. */
+                                    time_price: string | null;
+                                };
+                                /** @description Ours, beyond the reference: 1 when the session is created, one more at every change of it. Client events (webhooks, the live stream) carry the session with its version: one with a lower version than a session already seen is stale and may be discarded. */
+                                version: number;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "charging_session.completed";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charging_session.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** charging_session.failed event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description kWh, 3 decimals. */
+                                consumed_energy: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description Seconds since the start (to the end once ended). */
+                                duration: number | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** @description What the session has cost so far incl. VAT, from the tariff and the charging periods reported. */
+                                estimated_cost: string | null;
+                                evse_id: string;
+                                failure_reason: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description True while pending, active or stopping. */
+                                is_active: boolean;
+                                is_partner: boolean;
+                                logo_url: string | null;
+                                payment_method_id: string;
+                                pre_authorization: {
+                                    /** @description Amount held on the payment method. */
+                                    amount: string;
+                                    currency: string;
+                                    /** @description Where the hold stands: pending, authorized, requires_action, declined, captured, released, expired, failed; or (ours) transferred: a later session of the user took this failed attempt's hold over (transferred_to), and nothing was captured for this one. */
+                                    status: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: the failed attempt (it waited for the customer's authentication) whose hold this session took over.
+                                     */
+                                    transferred_from?: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: with status transferred, the session that took this hold over; what it captured is on that session.
+                                     */
+                                    transferred_to?: string;
+                                };
+                                rates: number | null;
+                                session_cost: {
+                                    /** @description Parking (blocking) part, incl. VAT. */
+                                    blocking_fee_cost: string | null;
+                                    currency: string;
+                                    /** @description Credits applied (always 0.00: there are no credits yet). */
+                                    invoice_credits: string;
+                                    /** @description Discount applied (always 0.00: there are no discounts yet). */
+                                    invoice_discount: string;
+                                    /**
+                                     * Format: uri
+                                     * @description Signed, expiring link to the invoice PDF (no bearer token needed).
+                                     */
+                                    invoice_download: string | null;
+                                    /** @description Total of the invoice incl. VAT ("0.00" until the session is billed). */
+                                    invoice_summary: string;
+                                    /** @description VAT of the invoice. */
+                                    invoice_vat: string;
+                                    /** @description Energy part of the cost, incl. VAT. */
+                                    kwh_cost: string | null;
+                                    /** @description The operator’s session fee (and any minimum/maximum price adjustment), incl. VAT. */
+                                    session_fee_cost: string | null;
+                                    /** @description Our starting fee, incl. VAT. */
+                                    starting_fee_cost: string | null;
+                                    /** @description Charging-time part, incl. VAT. */
+                                    time_cost: string | null;
+                                };
+                                /** Format: date-time */
+                                start_time: string | null;
+                                station_id: string;
+                                station_info: {
+                                    /** @description kW */
+                                    connector_power: number | null;
+                                    connector_standard: string | null;
+                                    /** @description ISO 3166-1 alpha-3, as the operator sent it. */
+                                    country: string | null;
+                                    latitude: string | null;
+                                    longitude: string | null;
+                                    station_address: string | null;
+                                    station_name: string | null;
+                                    /** @description slow, fast or turbo */
+                                    station_speed: string | null;
+                                    support_phone: string | null;
+                                };
+                                /**
+                                 * @description pending: the operator accepted the start, charging has not begun; active; stopping: a stop was accepted (or the car ended the session), the CDR is awaited; completed: the CDR arrived and the cost is final; failed: the start did not succeed (failure_reason).
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "stopping" | "completed" | "failed";
+                                /** Format: date-time */
+                                updated_at: string;
+                                user_facing_session_prices: {
+                                    /** @description Most blocking fees per session. */
+                                    blocking_cap: string | null;
+                                    /** @description Per minute of parking (blocking) incl. VAT. */
+                                    blocking_fee: string | null;
+                                    currency: string;
+                                    grace_period_minutes: number | null;
+                                    /** @description Per kWh incl. VAT at the start. */
+                                    kwh_price: string | null;
+                                    /** @description One-off fee of the operator incl. VAT. */
+                                    session_fee: string | null;
+                                    /** @description Our one-off fee incl. VAT. */
+                                    starting_fee: string | null;
+                                    /** @description Per minute of charging incl. VAT at the start. */
+                                    time_price: string | null;
+                                };
+                                /** @description Ours, beyond the reference: 1 when the session is created, one more at every change of it. Client events (webhooks, the live stream) carry the session with its version: one with a lower version than a session already seen is stale and may be discarded. */
+                                version: number;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "charging_session.failed";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charging_session.pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** charging_session.pending event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description kWh, 3 decimals. */
+                                consumed_energy: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description Seconds since the start (to the end once ended). */
+                                duration: number | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** @description What the session has cost so far incl. VAT, from the tariff and the charging periods reported. */
+                                estimated_cost: string | null;
+                                evse_id: string;
+                                failure_reason: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description True while pending, active or stopping. */
+                                is_active: boolean;
+                                is_partner: boolean;
+                                logo_url: string | null;
+                                payment_method_id: string;
+                                pre_authorization: {
+                                    /** @description Amount held on the payment method. */
+                                    amount: string;
+                                    currency: string;
+                                    /** @description Where the hold stands: pending, authorized, requires_action, declined, captured, released, expired, failed; or (ours) transferred: a later session of the user took this failed attempt's hold over (transferred_to), and nothing was captured for this one. */
+                                    status: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: the failed attempt (it waited for the customer's authentication) whose hold this session took over.
+                                     */
+                                    transferred_from?: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: with status transferred, the session that took this hold over; what it captured is on that session.
+                                     */
+                                    transferred_to?: string;
+                                };
+                                rates: number | null;
+                                session_cost: {
+                                    /** @description Parking (blocking) part, incl. VAT. */
+                                    blocking_fee_cost: string | null;
+                                    currency: string;
+                                    /** @description Credits applied (always 0.00: there are no credits yet). */
+                                    invoice_credits: string;
+                                    /** @description Discount applied (always 0.00: there are no discounts yet). */
+                                    invoice_discount: string;
+                                    /**
+                                     * Format: uri
+                                     * @description Signed, expiring link to the invoice PDF (no bearer token needed).
+                                     */
+                                    invoice_download: string | null;
+                                    /** @description Total of the invoice incl. VAT ("0.00" until the session is billed). */
+                                    invoice_summary: string;
+                                    /** @description VAT of the invoice. */
+                                    invoice_vat: string;
+                                    /** @description Energy part of the cost, incl. VAT. */
+                                    kwh_cost: string | null;
+                                    /** @description The operator’s session fee (and any minimum/maximum price adjustment), incl. VAT. */
+                                    session_fee_cost: string | null;
+                                    /** @description Our starting fee, incl. VAT. */
+                                    starting_fee_cost: string | null;
+                                    /** @description Charging-time part, incl. VAT. */
+                                    time_cost: string | null;
+                                };
+                                /** Format: date-time */
+                                start_time: string | null;
+                                station_id: string;
+                                station_info: {
+                                    /** @description kW */
+                                    connector_power: number | null;
+                                    connector_standard: string | null;
+                                    /** @description ISO 3166-1 alpha-3, as the operator sent it. */
+                                    country: string | null;
+                                    latitude: string | null;
+                                    longitude: string | null;
+                                    station_address: string | null;
+                                    station_name: string | null;
+                                    /** @description slow, fast or turbo */
+                                    station_speed: string | null;
+                                    support_phone: string | null;
+                                };
+                                /**
+                                 * @description pending: the operator accepted the start, charging has not begun; active; stopping: a stop was accepted (or the car ended the session), the CDR is awaited; completed: the CDR arrived and the cost is final; failed: the start did not succeed (failure_reason).
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "stopping" | "completed" | "failed";
+                                /** Format: date-time */
+                                updated_at: string;
+                                user_facing_session_prices: {
+                                    /** @description Most blocking fees per session. */
+                                    blocking_cap: string | null;
+                                    /** @description Per minute of parking (blocking) incl. VAT. */
+                                    blocking_fee: string | null;
+                                    currency: string;
+                                    grace_period_minutes: number | null;
+                                    /** @description Per kWh incl. VAT at the start. */
+                                    kwh_price: string | null;
+                                    /** @description One-off fee of the operator incl. VAT. */
+                                    session_fee: string | null;
+                                    /** @description Our one-off fee incl. VAT. */
+                                    starting_fee: string | null;
+                                    /** @description Per minute of charging incl. VAT at the start. */
+                                    time_price: string | null;
+                                };
+                                /** @description Ours, beyond the reference: 1 when the session is created, one more at every change of it. Client events (webhooks, the live stream) carry the session with its version: one with a lower version than a session already seen is stale and may be discarded. */
+                                version: number;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "charging_session.pending";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charging_session.progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** charging_session.progress event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description kWh, 3 decimals. */
+                                consumed_energy: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description Seconds since the start (to the end once ended). */
+                                duration: number | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** @description What the session has cost so far incl. VAT, from the tariff and the charging periods reported. */
+                                estimated_cost: string | null;
+                                evse_id: string;
+                                failure_reason: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description True while pending, active or stopping. */
+                                is_active: boolean;
+                                is_partner: boolean;
+                                logo_url: string | null;
+                                payment_method_id: string;
+                                pre_authorization: {
+                                    /** @description Amount held on the payment method. */
+                                    amount: string;
+                                    currency: string;
+                                    /** @description Where the hold stands: pending, authorized, requires_action, declined, captured, released, expired, failed; or (ours) transferred: a later session of the user took this failed attempt's hold over (transferred_to), and nothing was captured for this one. */
+                                    status: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: the failed attempt (it waited for the customer's authentication) whose hold this session took over.
+                                     */
+                                    transferred_from?: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: with status transferred, the session that took this hold over; what it captured is on that session.
+                                     */
+                                    transferred_to?: string;
+                                };
+                                rates: number | null;
+                                session_cost: {
+                                    /** @description Parking (blocking) part, incl. VAT. */
+                                    blocking_fee_cost: string | null;
+                                    currency: string;
+                                    /** @description Credits applied (always 0.00: there are no credits yet). */
+                                    invoice_credits: string;
+                                    /** @description Discount applied (always 0.00: there are no discounts yet). */
+                                    invoice_discount: string;
+                                    /**
+                                     * Format: uri
+                                     * @description Signed, expiring link to the invoice PDF (no bearer token needed).
+                                     */
+                                    invoice_download: string | null;
+                                    /** @description Total of the invoice incl. VAT ("0.00" until the session is billed). */
+                                    invoice_summary: string;
+                                    /** @description VAT of the invoice. */
+                                    invoice_vat: string;
+                                    /** @description Energy part of the cost, incl. VAT. */
+                                    kwh_cost: string | null;
+                                    /** @description The operator’s session fee (and any minimum/maximum price adjustment), incl. VAT. */
+                                    session_fee_cost: string | null;
+                                    /** @description Our starting fee, incl. VAT. */
+                                    starting_fee_cost: string | null;
+                                    /** @description Charging-time part, incl. VAT. */
+                                    time_cost: string | null;
+                                };
+                                /** Format: date-time */
+                                start_time: string | null;
+                                station_id: string;
+                                station_info: {
+                                    /** @description kW */
+                                    connector_power: number | null;
+                                    connector_standard: string | null;
+                                    /** @description ISO 3166-1 alpha-3, as the operator sent it. */
+                                    country: string | null;
+                                    latitude: string | null;
+                                    longitude: string | null;
+                                    station_address: string | null;
+                                    station_name: string | null;
+                                    /** @description slow, fast or turbo */
+                                    station_speed: string | null;
+                                    support_phone: string | null;
+                                };
+                                /**
+                                 * @description pending: the operator accepted the start, charging has not begun; active; stopping: a stop was accepted (or the car ended the session), the CDR is awaited; completed: the CDR arrived and the cost is final; failed: the start did not succeed (failure_reason).
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "stopping" | "completed" | "failed";
+                                /** Format: date-time */
+                                updated_at: string;
+                                user_facing_session_prices: {
+                                    /** @description Most blocking fees per session. */
+                                    blocking_cap: string | null;
+                                    /** @description Per minute of parking (blocking) incl. VAT. */
+                                    blocking_fee: string | null;
+                                    currency: string;
+                                    grace_period_minutes: number | null;
+                                    /** @description Per kWh incl. VAT at the start. */
+                                    kwh_price: string | null;
+                                    /** @description One-off fee of the operator incl. VAT. */
+                                    session_fee: string | null;
+                                    /** @description Our one-off fee incl. VAT. */
+                                    starting_fee: string | null;
+                                    /** @description Per minute of charging incl. VAT at the start. */
+                                    time_price: string | null;
+                                };
+                                /** @description Ours, beyond the reference: 1 when the session is created, one more at every change of it. Client events (webhooks, the live stream) carry the session with its version: one with a lower version than a session already seen is stale and may be discarded. */
+                                version: number;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "charging_session.progress";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "charging_session.stopping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** charging_session.stopping event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description kWh, 3 decimals. */
+                                consumed_energy: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description Seconds since the start (to the end once ended). */
+                                duration: number | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** @description What the session has cost so far incl. VAT, from the tariff and the charging periods reported. */
+                                estimated_cost: string | null;
+                                evse_id: string;
+                                failure_reason: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description True while pending, active or stopping. */
+                                is_active: boolean;
+                                is_partner: boolean;
+                                logo_url: string | null;
+                                payment_method_id: string;
+                                pre_authorization: {
+                                    /** @description Amount held on the payment method. */
+                                    amount: string;
+                                    currency: string;
+                                    /** @description Where the hold stands: pending, authorized, requires_action, declined, captured, released, expired, failed; or (ours) transferred: a later session of the user took this failed attempt's hold over (transferred_to), and nothing was captured for this one. */
+                                    status: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: the failed attempt (it waited for the customer's authentication) whose hold this session took over.
+                                     */
+                                    transferred_from?: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description Ours: with status transferred, the session that took this hold over; what it captured is on that session.
+                                     */
+                                    transferred_to?: string;
+                                };
+                                rates: number | null;
+                                session_cost: {
+                                    /** @description Parking (blocking) part, incl. VAT. */
+                                    blocking_fee_cost: string | null;
+                                    currency: string;
+                                    /** @description Credits applied (always 0.00: there are no credits yet). */
+                                    invoice_credits: string;
+                                    /** @description Discount applied (always 0.00: there are no discounts yet). */
+                                    invoice_discount: string;
+                                    /**
+                                     * Format: uri
+                                     * @description Signed, expiring link to the invoice PDF (no bearer token needed).
+                                     */
+                                    invoice_download: string | null;
+                                    /** @description Total of the invoice incl. VAT ("0.00" until the session is billed). */
+                                    invoice_summary: string;
+                                    /** @description VAT of the invoice. */
+                                    invoice_vat: string;
+                                    /** @description Energy part of the cost, incl. VAT. */
+                                    kwh_cost: string | null;
+                                    /** @description The operator’s session fee (and any minimum/maximum price adjustment), incl. VAT. */
+                                    session_fee_cost: string | null;
+                                    /** @description Our starting fee, incl. VAT. */
+                                    starting_fee_cost: string | null;
+                                    /** @description Charging-time part, incl. VAT. */
+                                    time_cost: string | null;
+                                };
+                                /** Format: date-time */
+                                start_time: string | null;
+                                station_id: string;
+                                station_info: {
+                                    /** @description kW */
+                                    connector_power: number | null;
+                                    connector_standard: string | null;
+                                    /** @description ISO 3166-1 alpha-3, as the operator sent it. */
+                                    country: string | null;
+                                    latitude: string | null;
+                                    longitude: string | null;
+                                    station_address: string | null;
+                                    station_name: string | null;
+                                    /** @description slow, fast or turbo */
+                                    station_speed: string | null;
+                                    support_phone: string | null;
+                                };
+                                /**
+                                 * @description pending: the operator accepted the start, charging has not begun; active; stopping: a stop was accepted (or the car ended the session), the CDR is awaited; completed: the CDR arrived and the cost is final; failed: the start did not succeed (failure_reason).
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "stopping" | "completed" | "failed";
+                                /** Format: date-time */
+                                updated_at: string;
+                                user_facing_session_prices: {
+                                    /** @description Most blocking fees per session. */
+                                    blocking_cap: string | null;
+                                    /** @description Per minute of parking (blocking) incl. VAT. */
+                                    blocking_fee: string | null;
+                                    currency: string;
+                                    grace_period_minutes: number | null;
+                                    /** @description Per kWh incl. VAT at the start. */
+                                    kwh_price: string | null;
+                                    /** @description One-off fee of the operator incl. VAT. */
+                                    session_fee: string | null;
+                                    /** @description Our one-off fee incl. VAT. */
+                                    starting_fee: string | null;
+                                    /** @description Per minute of charging incl. VAT at the start. */
+                                    time_price: string | null;
+                                };
+                                /** @description Ours, beyond the reference: 1 when the session is created, one more at every change of it. Client events (webhooks, the live stream) carry the session with its version: one with a lower version than a session already seen is stale and may be discarded. */
+                                version: number;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "charging_session.stopping";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "debt.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** debt.created event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description Amount owed. */
+                                amount: string;
+                                currency: string;
+                                /** @description Confirm the payment with the processor’s SDK; paying clears the debt. */
+                                payment_intent_client_secret: string;
+                                /** Format: uuid */
+                                session_id: string;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "debt.created";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "debt.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** debt.paid event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** @description Amount owed. */
+                                amount: string;
+                                currency: string;
+                                /** @description Confirm the payment with the processor’s SDK; paying clears the debt. */
+                                payment_intent_client_secret: string;
+                                /** Format: uuid */
+                                session_id: string;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "debt.paid";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** invoice.created event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                charging_session_id: string | null;
+                                currency: string;
+                                /** Format: date-time */
+                                date: string;
+                                /** Format: uuid */
+                                id: string;
+                                /**
+                                 * Format: uri
+                                 * @description Signed link to the PDF, valid for INVOICE_LINK_TTL_SECONDS; needs no bearer token.
+                                 */
+                                link: string;
+                                /** @description Excl. VAT. */
+                                net: string;
+                                /** @description Sequential per issuer, without gaps. */
+                                number: string;
+                                refund: boolean;
+                                /** @description Incl. VAT. */
+                                total: string;
+                                /** @description VAT. */
+                                vat: string;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "invoice.created";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_method.attached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** payment_method.attached event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                card?: {
+                                    /** @description e.g. visa, mastercard, amex. */
+                                    brand: string;
+                                    cardholder_name: string | null;
+                                    /** @description MM/YY */
+                                    expiration_date: string;
+                                    last4: string;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description When the method was attached to the user.
+                                 */
+                                created_at: string;
+                                /** @description Whether this is the user’s default payment method; a user’s first method becomes the default. */
+                                default: boolean;
+                                /** @description Processor id of the payment method (pm_...). */
+                                id: string;
+                                paypal?: {
+                                    email: string | null;
+                                };
+                                /** @enum {string} */
+                                type: "card" | "paypal" | "apple_pay" | "google_pay";
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "payment_method.attached";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_method.detached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** payment_method.detached event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                card?: {
+                                    /** @description e.g. visa, mastercard, amex. */
+                                    brand: string;
+                                    cardholder_name: string | null;
+                                    /** @description MM/YY */
+                                    expiration_date: string;
+                                    last4: string;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description When the method was attached to the user.
+                                 */
+                                created_at: string;
+                                /** @description Whether this is the user’s default payment method; a user’s first method becomes the default. */
+                                default: boolean;
+                                /** @description Processor id of the payment method (pm_...). */
+                                id: string;
+                                paypal?: {
+                                    email: string | null;
+                                };
+                                /** @enum {string} */
+                                type: "card" | "paypal" | "apple_pay" | "google_pay";
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "payment_method.detached";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** ping event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** Format: uuid */
+                                endpoint_id: string;
+                                message: string;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "ping";
+                        user_id: null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** user.deleted event */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the same on every attempt). */
+                    "webhook-id": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the bytes of the endpoint secret (whsec_<base64>); two after a rotation, for 24 hours. */
+                    "webhook-signature": string;
+                    /** @description Unix seconds of the attempt. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            object: {
+                                /** Format: date-time */
+                                deleted_at: string;
+                                /** @description The user’s custom_properties.external_id, when it had one. */
+                                external_id?: string;
+                                /** Format: uuid */
+                                id: string;
+                            };
+                        };
+                        /**
+                         * Format: uuid
+                         * @description The event id: the webhook-id header, the same on every retry (deduplicate on it).
+                         */
+                        id: string;
+                        /** @constant */
+                        type: "user.deleted";
+                        /**
+                         * Format: uuid
+                         * @description The user the event is about.
+                         */
+                        user_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx within WEBHOOK_TIMEOUT_MS: delivered. Anything else is retried with backoff. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description RFC 9457 problem details, also carrying the reference API error envelope (detail, error.type, error.details). */
