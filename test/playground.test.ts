@@ -29,7 +29,8 @@ describe('the playground (development)', () => {
     assert.equal(page.status, 200);
     assert.match(String(page.headers['content-type']), /^text\/html/);
     const csp = String(page.headers['content-security-policy']);
-    for (const directive of ["default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]) assert.ok(csp.includes(directive), csp);
+    for (const directive of ["default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"])
+      assert.ok(csp.includes(directive), csp);
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/, 'no inline code, nothing from elsewhere');
     assert.match(page.text, /<script type="module" src="app.js"><\/script>/);
     assert.doesNotMatch(page.text, /https?:\/\//, 'the page names no other site');
@@ -73,7 +74,9 @@ describe('the playground (development)', () => {
     const theirs = await ctx.call('POST', '/api/v1/users/', { token: other.token, body: { locale: 'en' } });
     assertProblem(await ctx.call('GET', `/api/v1/users/${theirs.body.id}/`, { token }), 404, 'not_found');
     // Registered like every token: the operator's list of the demo client's tokens has it, with its expiry.
-    const { rows } = await ctx.db.query<{ expires_at: Date }>('SELECT expires_at FROM api_tokens WHERE client_id = $1 AND expires_at IS NOT NULL', [demo?.clientId]);
+    const { rows } = await ctx.db.query<{ expires_at: Date }>('SELECT expires_at FROM api_tokens WHERE client_id = $1 AND expires_at IS NOT NULL', [
+      demo?.clientId,
+    ]);
     assert.deepEqual(
       rows.map((r) => r.expires_at.toISOString()),
       [res.body.expires_at],

@@ -45,20 +45,16 @@ export function playgroundRoutes(deps: PlaygroundRoutesDeps) {
       return reply.type(page.type).header('content-security-policy', PAGE_CSP).header('cache-control', 'no-cache').send(page.body);
     });
 
-    app.get(
-      '/playground/token',
-      { schema: { hide: true, response: { 200: TokenAnswer } } },
-      async (request, reply) => {
-        // Browsers say where a request comes from: only the playground's own page gets the token.
-        const site = request.headers['sec-fetch-site'];
-        if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-          throw new AppError('unauthorized', 'The playground token is handed only to the playground page itself (same-origin requests).');
-        }
-        const { token, expiresAt } = await deps.token();
-        void reply.header('cache-control', 'no-store');
-        return { token, token_type: 'Bearer' as const, expires_at: expiresAt.toISOString() };
-      },
-    );
+    app.get('/playground/token', { schema: { hide: true, response: { 200: TokenAnswer } } }, async (request, reply) => {
+      // Browsers say where a request comes from: only the playground's own page gets the token.
+      const site = request.headers['sec-fetch-site'];
+      if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+        throw new AppError('unauthorized', 'The playground token is handed only to the playground page itself (same-origin requests).');
+      }
+      const { token, expiresAt } = await deps.token();
+      void reply.header('cache-control', 'no-store');
+      return { token, token_type: 'Bearer' as const, expires_at: expiresAt.toISOString() };
+    });
 
     app.get('/playground/:asset', { schema: { hide: true, params: Type.Object({ asset: Type.String({ maxLength: 64 }) }) } }, async (request, reply) => {
       const { asset } = request.params;

@@ -3,7 +3,7 @@
 // GET /playground/token (minted by the service for this page, short-lived: src/playground/token.ts); the SDK asks
 // for it before every request, and a new one is fetched before the current one expires.
 import { createClient, isApiError } from '@charging-access/client';
-import type { PlaygroundApi, SessionEvent } from './api.ts';
+import type { PlaygroundApi } from './api.ts';
 
 /** A token is fetched again this long before it expires. */
 const RENEW_BEFORE_MS = 2 * 60_000;
@@ -77,7 +77,15 @@ export function connectApi(report: (problem: string) => void): PlaygroundApi {
         const user = await client.post('/api/v1/users/', { body: { email: 'ada@example.com', locale: 'en' } });
         await client.put('/api/v1/users/{user_id}/billing-details/', {
           path: { user_id: user.id },
-          body: { account_type: 'personal', first_name: 'Ada', last_name: 'Lovelace', line1: 'Unter den Linden 1', postal_code: '10117', city: 'Berlin', country: 'DE' },
+          body: {
+            account_type: 'personal',
+            first_name: 'Ada',
+            last_name: 'Lovelace',
+            line1: 'Unter den Linden 1',
+            postal_code: '10117',
+            city: 'Berlin',
+            country: 'DE',
+          },
         });
         return user;
       }),
@@ -90,11 +98,14 @@ export function connectApi(report: (problem: string) => void): PlaygroundApi {
     setupIntent: (userId) => call(() => client.get('/api/v1/users/{user_id}/setup-intents/', { path: { user_id: userId }, query: { pm_type: 'card' } })),
     sessions: (userId) => call(async () => (await client.get('/api/v1/users/{user_id}/charging-sessions/', { path: { user_id: userId } })).results),
     start: (userId, paymentMethodId, evseId) =>
-      call(() => client.post('/api/v1/users/{user_id}/charging/start/', { path: { user_id: userId }, body: { payment_method_id: paymentMethodId, evse_id: evseId } })),
-    stop: (userId, sessionId) => call(async () => void (await client.post('/api/v1/users/{user_id}/charging/stop/{session_id}/', { path: { user_id: userId, session_id: sessionId } }))),
+      call(() =>
+        client.post('/api/v1/users/{user_id}/charging/start/', { path: { user_id: userId }, body: { payment_method_id: paymentMethodId, evse_id: evseId } }),
+      ),
+    stop: (userId, sessionId) =>
+      call(async () => void (await client.post('/api/v1/users/{user_id}/charging/stop/{session_id}/', { path: { user_id: userId, session_id: sessionId } }))),
     // The SDK reconnects with Last-Event-ID when the connection drops: each event comes once, in order.
     sessionEvents: async function* (userId, sessionId, signal) {
-      for await (const { event } of client.sessionEvents(userId, sessionId, { signal })) yield event as SessionEvent;
+      for await (const { event } of client.sessionEvents(userId, sessionId, { signal })) yield event;
     },
   };
 }

@@ -1,19 +1,15 @@
 // What the page asks of the API, in one place. The token is the playground's own: minted by the service for this
 // page (GET /playground/token, src/playground/token.ts), short-lived, and fetched again before it expires.
 // The objects are the SDK's types, generated from the API's OpenAPI document.
-import type { ChargingSession, Invoice, PaymentMethod, RequestOptions, Station, StationTile, User } from '@charging-access/client';
+import type { ChargingSession, ClientEvent, Invoice, PaymentMethod, RequestOptions, Station, StationTile, User } from '@charging-access/client';
 
 export type { Invoice, PaymentMethod, Station, User };
 export type Session = ChargingSession;
 export type TileQuery = NonNullable<RequestOptions<'get', '/api/v1/stations/tile/'>['query']>;
 export type TileFeature = StationTile['features'][number];
 
-/** An event of a session's live stream: the body a webhook of it carries. */
-export interface SessionEvent {
-  id: string;
-  type: string;
-  data: { object: unknown };
-}
+/** An event of a session's live stream (the body a webhook of it carries), typed by `type`. */
+export type SessionEvent = ClientEvent;
 
 export interface PlaygroundApi {
   tile(query: TileQuery, signal?: AbortSignal): Promise<TileFeature[]>;

@@ -28,7 +28,9 @@ export function createFilters(form: HTMLFormElement, api: PlaygroundApi, changed
   );
   const partners = h('select', { attrs: { id: 'f-partners', multiple: '', size: '3' } });
   const partnersNote = h('p', { className: 'note', attrs: { id: 'f-partners-note' } });
-  const maxPrice = h('input', { attrs: { id: 'f-max-price', type: 'text', inputmode: 'decimal', placeholder: 'e.g. 0.60', 'aria-describedby': 'f-max-price-error' } });
+  const maxPrice = h('input', {
+    attrs: { id: 'f-max-price', type: 'text', inputmode: 'decimal', placeholder: 'e.g. 0.60', 'aria-describedby': 'f-max-price-error' },
+  });
   const maxPriceError = h('p', { className: 'field-error', attrs: { id: 'f-max-price-error', role: 'alert' } });
   fill(
     form,

@@ -3,8 +3,8 @@
 // in CI lacks without a GPU), is about a fifth of the size, and plain markers are all the stations layer needs.
 // The view is kept in the address (#zoom/latitude/longitude), so a reload or a shared link shows the same place.
 import L from 'leaflet';
-import type { GeometryCollection, Topology } from 'topojson-specification';
 import { feature, mesh } from 'topojson-client';
+import type { GeometryCollection, Topology } from 'topojson-specification';
 
 export const MAX_ZOOM = 20;
 const DEFAULT_VIEW = { zoom: 5, center: [50.5, 10] as [number, number] };

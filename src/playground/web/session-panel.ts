@@ -26,6 +26,43 @@ function minutes(seconds: number | null): string {
   return `${m} min ${String(seconds % 60).padStart(2, '0')} s`;
 }
 
+/** The session's station, status and meter: energy and cost as the operator reported them so far, then final. */
+function sessionView(s: Session, invoice: Invoice | undefined): HTMLElement[] {
+  const currency = invoice?.currency ?? (s.session_cost.currency || s.user_facing_session_prices.currency);
+  const cost = s.status === 'completed' && s.session_cost.invoice_summary !== '0.00' ? s.session_cost.invoice_summary : s.estimated_cost;
+  const status = h('p', {
+    className: `session-status status-${s.status}`,
+    text: STATUS_WORDS[s.status] ?? s.status,
+    attrs: { id: 'session-status', 'data-status': s.status },
+  });
+  return [
+    h('p', {}, h('strong', { text: s.station_info.station_name ?? s.station_id }), ` · ${s.evse_id}`),
+    status,
+    ...(s.failure_reason ? [h('p', { className: 'error', text: s.failure_reason })] : []),
+    h(
+      'dl',
+      { className: 'meter' },
+      h('dt', { text: 'Energy' }),
+      h('dd', { text: `${s.consumed_energy} kWh`, attrs: { id: 'session-energy' } }),
+      h('dt', { text: s.status === 'completed' ? 'Cost' : 'Cost so far' }),
+      h('dd', { text: cost ? `${cost} ${currency}` : '–', attrs: { id: 'session-cost' } }),
+      h('dt', { text: 'Duration' }),
+      h('dd', { text: minutes(s.duration) }),
+    ),
+  ];
+}
+
+/** The invoice's signed link once there is one; after completion, what is awaited. */
+function invoiceLine(s: Session, invoice: Invoice | undefined): HTMLElement | undefined {
+  const link = invoice?.link ?? s.session_cost.invoice_download;
+  if (link) {
+    const words = invoice ? `Invoice ${invoice.number} (${invoice.total} ${invoice.currency}, PDF)` : 'Invoice (PDF)';
+    return h('p', { className: 'invoice' }, h('a', { text: words, attrs: { href: link, target: '_blank', id: 'invoice-link' } }));
+  }
+  if (s.status !== 'completed') return undefined;
+  return h('p', { className: 'note', text: Number(s.consumed_energy) > 0 ? 'Waiting for the invoice…' : 'Nothing was charged: no invoice.' });
+}
+
 export function createSessionPanel(deps: SessionPanelDeps) {
   const { api, panel } = deps;
   let userId: string | undefined;
@@ -37,40 +74,22 @@ export function createSessionPanel(deps: SessionPanelDeps) {
 
   function render(): void {
     if (!session) {
-      fill(panel, h('h2', { text: 'Charging' }), problem ? h('p', { className: 'error', text: problem }) : h('p', { className: 'note', text: 'Pick a free charge point on the map.' }));
+      fill(
+        panel,
+        h('h2', { text: 'Charging' }),
+        problem ? h('p', { className: 'error', text: problem }) : h('p', { className: 'note', text: 'Pick a free charge point on the map.' }),
+      );
       return;
     }
-    const s = session;
-    const currency = s.session_cost.currency || s.user_facing_session_prices.currency;
-    const cost = s.status === 'completed' && s.session_cost.invoice_summary !== '0.00' ? s.session_cost.invoice_summary : s.estimated_cost;
     const stop = h('button', { text: stopping ? 'Stopping…' : 'Stop charging', attrs: { type: 'button', id: 'stop' } });
-    stop.disabled = stopping || !(s.status === 'pending' || s.status === 'active');
+    stop.disabled = stopping || !(session.status === 'pending' || session.status === 'active');
     stop.addEventListener('click', () => void stopSession());
-    const link = invoice?.link ?? s.session_cost.invoice_download;
     fill(
       panel,
       h('h2', { text: 'Charging' }),
-      h('p', {}, h('strong', { text: s.station_info.station_name ?? s.station_id }), ` · ${s.evse_id}`),
-      h('p', { className: `session-status status-${s.status}`, text: STATUS_WORDS[s.status] ?? s.status, attrs: { id: 'session-status', 'data-status': s.status } }),
-      s.failure_reason ? h('p', { className: 'error', text: s.failure_reason }) : undefined,
-      h(
-        'dl',
-        { className: 'meter' },
-        h('dt', { text: 'Energy' }),
-        h('dd', { text: `${s.consumed_energy} kWh`, attrs: { id: 'session-energy' } }),
-        h('dt', { text: s.status === 'completed' ? 'Cost' : 'Cost so far' }),
-        h('dd', { text: cost ? `${cost} ${currency}` : '–', attrs: { id: 'session-cost' } }),
-        h('dt', { text: 'Duration' }),
-        h('dd', { text: minutes(s.duration) }),
-      ),
+      ...sessionView(session, invoice),
       stop,
-      link
-        ? h(
-            'p',
-            { className: 'invoice' },
-            h('a', { text: invoice ? `Invoice ${invoice.number} (${invoice.total} ${invoice.currency}, PDF)` : 'Invoice (PDF)', attrs: { href: link, target: '_blank', id: 'invoice-link' } }),
-          )
-        : s.status === 'completed' && h('p', { className: 'note', text: Number(s.consumed_energy) > 0 ? 'Waiting for the invoice…' : 'Nothing was charged: no invoice.' }),
+      invoiceLine(session, invoice),
       problem && h('p', { className: 'error', text: problem }),
     );
   }
@@ -87,7 +106,7 @@ export function createSessionPanel(deps: SessionPanelDeps) {
         deps.changed();
       }
     } else if (event.type === 'invoice.created') {
-      invoice = event.data.object as Invoice;
+      invoice = event.data.object;
       deps.log(`Invoice ${invoice.number}: ${invoice.total} ${invoice.currency}.`);
     } else if (event.type === 'debt.created') {
       deps.log('The final charge failed: the amount is now a debt of the user.');
@@ -123,6 +142,7 @@ export function createSessionPanel(deps: SessionPanelDeps) {
       problem = `Could not start on ${evseId}: ${(error as Error).message}`;
     }
     render();
+    panel.scrollIntoView({ block: 'nearest' });
     deps.changed();
   }
 

@@ -40,23 +40,33 @@ export function visibleTiles(map: L.Map, z: number): { x: number[]; y: number[] 
   return { x, y };
 }
 
+/** A marker's action on a click, and on Enter or Space (markers are focusable buttons; Leaflet itself only opens popups from the keyboard). */
+function onActivate(marker: L.Marker, action: () => void): L.Marker {
+  marker.on('click', action);
+  marker.on('keypress', (event: L.LeafletKeyboardEvent) => {
+    if (event.originalEvent.key === 'Enter' || event.originalEvent.key === ' ') action();
+  });
+  return marker;
+}
+
 function clusterMarker(f: TileFeature, map: L.Map): L.Marker {
   const [lon, lat] = f.geometry.coordinates.map(Number) as [number, number];
   const { count, status } = f.properties;
   const [size, px] = count < 10 ? ['small', 28] : count < 100 ? ['medium', 34] : ['large', 42];
   const icon = L.divIcon({ className: `cluster cluster-${size} status-${status}`, html: h('span', { text: String(count) }), iconSize: [px, px] });
   const marker = L.marker([lat, lon], { icon, title: `${count} stations: zoom in`, keyboard: true, riseOnHover: true });
-  marker.on('click', () => {
+  return onActivate(marker, () => {
     const expansion = f.properties.expansion_zoom ?? map.getZoom() + 1;
     map.setView([lat, lon], Math.min(Math.max(expansion, map.getZoom() + 1), MAX_ZOOM));
   });
-  return marker;
 }
 
 function stationMarker(f: TileFeature, openStation: (id: string) => void): L.Marker {
   const [lon, lat] = f.geometry.coordinates.map(Number) as [number, number];
   const { status, speed } = f.properties;
-  const price = f.price_properties ? `${f.price_properties.price} ${f.price_properties.currency}${f.price_properties.type === 'time_price' ? '/min' : '/kWh'}` : '';
+  const price = f.price_properties
+    ? `${f.price_properties.price} ${f.price_properties.currency}${f.price_properties.type === 'time_price' ? '/min' : '/kWh'}`
+    : '';
   const label = h('span', { className: 'price', text: price });
   const dot = h('span', { className: 'dot' });
   const element = h('span', { attrs: { 'data-station-id': f.station_id ?? '' } }, dot, price ? label : undefined);
@@ -65,8 +75,7 @@ function stationMarker(f: TileFeature, openStation: (id: string) => void): L.Mar
   const icon = L.divIcon({ className: `station status-${status} speed-${speed}${partner}`, html: element, iconSize: [16, 16] });
   const title = `Station: ${status}, ${speed}${price ? `, ${price}` : ''}`;
   const marker = L.marker([lat, lon], { icon, title, keyboard: true, riseOnHover: true });
-  marker.on('click', () => openStation(f.station_id as string));
-  return marker;
+  return onActivate(marker, () => openStation(f.station_id as string));
 }
 
 export function createStationsLayer(deps: StationsLayerDeps) {

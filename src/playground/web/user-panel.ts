@@ -18,7 +18,11 @@ export interface UserPanelDeps {
 }
 
 function methodWords(method: PaymentMethod): string {
-  const what = method.card ? `${method.card.brand} •••• ${method.card.last4} (expires ${method.card.expiration_date})` : method.paypal ? `PayPal ${method.paypal.email ?? ''}` : method.type;
+  const what = method.card
+    ? `${method.card.brand} •••• ${method.card.last4} (expires ${method.card.expiration_date})`
+    : method.paypal
+      ? `PayPal ${method.paypal.email ?? ''}`
+      : method.type;
   return `${what}${method.default ? ' · default' : ''}`;
 }
 
@@ -38,7 +42,9 @@ export function createUserPanel(deps: UserPanelDeps) {
     fill(
       panel,
       h('h2', { text: 'Demo user' }),
-      user ? h('p', {}, 'Ada Lovelace, Berlin (DE) · ', h('code', { text: user.id, attrs: { id: 'user-id' } })) : h('p', { text: status ? 'No demo user.' : 'Creating…' }),
+      user
+        ? h('p', {}, 'Ada Lovelace, Berlin (DE) · ', h('code', { text: user.id, attrs: { id: 'user-id' } }))
+        : h('p', { text: status ? 'No demo user.' : 'Creating…' }),
       h(
         'ul',
         { className: 'methods', attrs: { id: 'payment-methods' } },
