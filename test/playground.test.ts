@@ -102,6 +102,20 @@ describe('the playground (development)', () => {
     assert.equal((await ctx.call('GET', '/api/v1/users/', { token: second })).status, 200);
   });
 
+  it('a demo client made anew (its token file replaced) gets a token of its own at once, not the cached one of the old client', async () => {
+    const old = (await ctx.call('GET', '/playground/token')).body.token as string;
+    const kept = demo;
+    demo = await ctx.newClient('demo');
+    try {
+      const fresh = (await ctx.call('GET', '/playground/token')).body.token as string;
+      assert.notEqual(fresh, old);
+      const user = await ctx.call('POST', '/api/v1/users/', { token: demo.token, body: { locale: 'en' } });
+      assert.equal((await ctx.call('GET', `/api/v1/users/${user.body.id}/`, { token: fresh })).status, 200);
+    } finally {
+      demo = kept;
+    }
+  });
+
   it('other sites get no token; without a working demo client the answer says what to do', async () => {
     for (const site of ['cross-site', 'same-site']) {
       const refused = await ctx.call('GET', '/playground/token', { headers: { 'sec-fetch-site': site } });

@@ -57,6 +57,7 @@ export async function printReadyBanner(
         caCertFile: tls && config.tls.generated ? shown(config.tls.certFile) : undefined,
         demoTokenFile: shown(demoTokenFile),
         paymentsSandbox,
+        playground: config.mode !== 'production',
       }),
     );
   }
