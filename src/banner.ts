@@ -30,8 +30,9 @@ function instanceAddress(input: BannerInput, scheme: 'http' | 'https'): string {
 export function readyBanner(input: BannerInput): string {
   const auth = `-H "Authorization: Bearer $(cat ${input.demoTokenFile})"`;
   const pageLines = (base: string) =>
-    (input.paymentsSandbox ? `Payments run on the built-in Stripe sandbox: confirm setup intents and 3-D Secure at ${base}/sandbox/ (README: Payments)\n` : '') +
-    (input.playground ? `Playground: ${base}/playground/ (stations on a map, a demo user, a charging session to its invoice)\n` : '');
+    (input.paymentsSandbox
+      ? `Payments run on the built-in Stripe sandbox: confirm setup intents and 3-D Secure at ${base}/sandbox/ (README: Payments)\n`
+      : '') + (input.playground ? `Playground: ${base}/playground/ (stations on a map, a demo user, a charging session to its invoice)\n` : '');
   if (input.trustProxy) {
     const base = input.publicBaseUrl;
     const direct = instanceAddress(input, 'http');

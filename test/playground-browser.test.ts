@@ -63,7 +63,10 @@ describe('the playground in a real browser', { skip: missing, timeout: 240_000 }
     });
     browser = await launchBrowser();
     // The ready banner (printed just after /readyz turns 200) points to it.
-    await eventually(async () => (/Playground: https:\/\/localhost:\d+\/playground\/ /.test(service.output.join('')) ? true : undefined), 'the banner names the playground');
+    await eventually(
+      async () => (/Playground: https:\/\/localhost:\d+\/playground\/ /.test(service.output.join('')) ? true : undefined),
+      'the banner names the playground',
+    );
     demoToken = (await readFile(path.join(dataDir, 'demo-token'), 'utf8')).trim();
     const res = await fetch(`${service.base}/api/v1/stations/details/?type=evse_id&id=${encodeURIComponent(SCENARIO_EVSE)}`, {
       headers: { authorization: `Bearer ${demoToken}` },
