@@ -83,11 +83,16 @@ export function createFilters(form: HTMLFormElement, api: PlaygroundApi, changed
     return filter;
   }
 
+  // Enter in the price field both commits it (change) and submits the form: the map is asked again only when the filter differs.
+  let applied = JSON.stringify(current());
   const onChange = () => {
     const { error } = maxPriceValue();
     maxPriceError.textContent = error ?? '';
     maxPrice.setAttribute('aria-invalid', error ? 'true' : 'false');
-    if (!error) changed();
+    const filter = JSON.stringify(current());
+    if (error || filter === applied) return;
+    applied = filter;
+    changed();
   };
   form.addEventListener('change', onChange);
   form.addEventListener('submit', (event) => {
