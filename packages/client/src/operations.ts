@@ -30,12 +30,15 @@ type QueryPart<O> =
 
 type JsonOf<R> = [NonNullable<R>] extends [never] ? never : NonNullable<R> extends { content: { 'application/json': infer B } } ? B : never;
 
+/** A body the document leaves open (`unknown`: the routes that take none, or `{}`) is optional. */
 type BodyPart<O> = O extends { requestBody?: infer R }
   ? IsEmpty<JsonOf<R>> extends true
     ? object
-    : object extends Pick<O, 'requestBody'>
+    : unknown extends JsonOf<R>
       ? { body?: JsonOf<R> }
-      : { body: JsonOf<R> }
+      : object extends Pick<O, 'requestBody'>
+        ? { body?: JsonOf<R> }
+        : { body: JsonOf<R> }
   : object;
 
 /** What every call takes besides the operation's own parameters. */

@@ -2,6 +2,8 @@
 // billing details, pagination with for await, idempotent writes, typed problem errors.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { buildApp } from '../../../src/app.ts';
+import { createDatabase } from '../../../src/platform/db.ts';
 import { setupTestApp, type TestContext } from '../../../test/helpers.ts';
 import { ApiError, type Client, createClient, isApiError, type User } from '../src/index.ts';
 
@@ -81,5 +83,49 @@ describe('problem errors', () => {
     assert.ok(invalid instanceof ApiError);
     assert.equal(invalid.type, 'validation_error');
     assert.equal(invalid.errors[0]?.field, 'email');
+  });
+});
+
+describe('the service saying "not now"', () => {
+  test('its rate limit is a typed 429 rate_limited with Retry-After (retries off: thrown at once)', async () => {
+    const { clientId, token } = await ctx.newClient();
+    await ctx.clients.setRateLimit(clientId, 2);
+    const api = createClient({ baseUrl: address, token, retry: false });
+    await api.get('/api/v1/users/');
+    await api.get('/api/v1/users/');
+    const limited = await api.get('/api/v1/users/').catch((e: unknown) => e);
+    assert.ok(isApiError(limited, 'rate_limited'), String(limited));
+    assert.equal(limited.status, 429);
+    assert.ok(limited.retryAfter !== undefined && limited.retryAfter > 0 && limited.retryAfter <= 60, `Retry-After ${limited.retryAfter}`);
+  });
+
+  test('its 503 while the database is away is retried after its Retry-After, then thrown when it lasts', async () => {
+    const brokenDb = createDatabase('postgres://nobody:wrong@127.0.0.1:1/none');
+    const broken = await buildApp({
+      config: ctx.config,
+      db: brokenDb,
+      clock: ctx.clock,
+      authenticate: ctx.clients.authenticate,
+      catalogue: ctx.catalogue,
+      logger: false,
+    });
+    try {
+      const brokenAddress = await broken.listen({ host: '127.0.0.1', port: 0 });
+      const { token } = await ctx.newClient();
+      const requests: number[] = [];
+      const counting: typeof fetch = (input, init) => {
+        requests.push(performance.now());
+        return fetch(input, init);
+      };
+      const api = createClient({ baseUrl: brokenAddress, token, fetch: counting, retry: { attempts: 2 } });
+      const error = await api.get('/api/v1/users/').catch((e: unknown) => e);
+      assert.ok(isApiError(error, 'service_unavailable') && error.status === 503, String(error));
+      assert.equal(requests.length, 2);
+      const waited = (requests[1] as number) - (requests[0] as number);
+      assert.ok(error.retryAfter !== undefined && waited >= error.retryAfter * 1000 - 10, `waited ${waited} ms for Retry-After ${error.retryAfter}`);
+    } finally {
+      await broken.close();
+      await brokenDb.close();
+    }
   });
 });
