@@ -533,6 +533,7 @@ async function registerReceiver(call: Call): Promise<WebhookReceiver> {
 async function withStatementStatistics(postgres: EmbeddedPostgres, dataDir: string): Promise<EmbeddedPostgres> {
   const setup = createDatabase(postgres.url, { max: 1 });
   await setup.query('ALTER SYSTEM SET shared_preload_libraries = pg_stat_statements');
+  await setup.query('ALTER SYSTEM SET pg_stat_statements.track_planning = on');
   await setup.close();
   await postgres.stop();
   const restarted = await startEmbeddedPostgres({ dataDir, role: 'cli', log: () => {} });
@@ -553,6 +554,22 @@ async function printStatements(db: Database): Promise<void> {
   say('| total ms | calls | mean ms | statement |\n| ---: | ---: | ---: | --- |');
   for (const row of rows) {
     say(`| ${Math.round(row.total)} | ${row.calls} | ${row.mean.toFixed(2)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
+  }
+  const totals = await db.query<{ statements: number; calls: number; exec: number; plan: number; plans: number }>(
+    `SELECT count(*)::int AS statements, sum(calls)::float8 AS calls, sum(total_exec_time) AS exec, sum(total_plan_time) AS plan, sum(plans)::float8 AS plans
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+  );
+  const chatty = await db.query<{ calls: string; plan: number; query: string }>(
+    `SELECT calls, total_plan_time AS plan, query FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC LIMIT 25`,
+  );
+  say('\n== the statements run most often\n| calls | planning ms | statement |\n| ---: | ---: | --- |');
+  for (const row of chatty.rows) say(`| ${row.calls} | ${Math.round(row.plan)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
+  const t = totals.rows[0];
+  if (t) {
+    say(
+      `all statements: ${t.statements} distinct, ${t.calls} calls, executing ${Math.round(t.exec)} ms, planning ${Math.round(t.plan)} ms in ${t.plans} plans`,
+    );
   }
 }
 
