@@ -217,7 +217,7 @@ export function listen(
         onError?.(error);
         client?.release(true);
         client = undefined;
-        if (!stopped) retry = setTimeout(() => void (connecting = connect(true)), 1_000);
+        if (!stopped) retry = setTimeout(connectAgain, 1_000);
       });
       await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       listening();
@@ -226,8 +226,11 @@ export function listen(
       onError?.(error as Error);
       client?.release(true);
       client = undefined;
-      if (!stopped) retry = setTimeout(() => void (connecting = connect(true)), 1_000);
+      if (!stopped) retry = setTimeout(connectAgain, 1_000);
     }
+  };
+  const connectAgain = () => {
+    connecting = connect(true);
   };
   connecting = connect(false);
   return {

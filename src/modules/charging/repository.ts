@@ -105,7 +105,9 @@ const COLUMNS = `id, client_id, user_id, payment_method_id, evse_id, station_id,
   tariff_is_fallback, time_zone, starting_fee, station_info, is_partner, logo_url, user_facing_session_prices, start_command_id,
   stop_command_id, ocpi_session_id, start_time, end_time, reported_at, consumed_energy::text AS consumed_energy, estimated_cost, rates,
   accepted_at, start_deadline, stop_requested_at, cdr_country_code, cdr_party_id, cdr_id, version, progress_event_at, created_at, updated_at`;
-const QUALIFIED_COLUMNS = COLUMNS.split(',').map((column) => `s.${column.trim()}`).join(', ');
+const QUALIFIED_COLUMNS = COLUMNS.split(',')
+  .map((column) => `s.${column.trim()}`)
+  .join(', ');
 
 /** Inserts a pending session; undefined when the user already has an unfinished one on this EVSE (the unique index). */
 export async function insertSession(db: Queryable, s: NewSession): Promise<SessionRow | undefined> {
