@@ -33,6 +33,7 @@ import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/htt
 import type { Metrics } from './platform/metrics.ts';
 import { createRateLimiter } from './platform/rate-limit/limiter.ts';
 import type { Readiness } from './platform/readiness.ts';
+import { createPlayground, type PlaygroundSettings } from './playground/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -56,6 +57,8 @@ export interface AppDeps {
   ingestion?: Ingestion;
   /** What start-up still waits for (main.ts); absent: everything is ready once the database answers. */
   readiness?: Readiness;
+  /** The development playground (/playground/, src/playground/); never served in production. */
+  playground?: PlaygroundSettings;
   serverFactory?: HttpAppOptions['serverFactory'];
   /** Where requests are counted and timed (METRICS_PORT); without it nothing is recorded. */
   metrics?: Metrics;
@@ -162,6 +165,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   if (payments) await app.register(paymentWebhookRoutes({ payments }));
   if (deps.payments?.processorRoutes) await app.register(deps.payments.processorRoutes);
   if (modules.invoicing) await app.register(invoiceDocumentRoutes({ invoicing: modules.invoicing }));
+  // Off in production: /playground/ is then a 404 like any unknown path.
+  if (deps.playground && config.mode !== 'production') await app.register(createPlayground({ ...deps.playground, clock, authenticate: deps.authenticate }));
 
   return Object.assign(app, { modules });
 }
