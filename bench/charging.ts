@@ -498,7 +498,7 @@ async function setUp(options: Options): Promise<Bench> {
   const postmasterPid = Number((await readFile(path.join(tmp, 'pg', 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]) || undefined;
   const ports = { api: await freePort(), metrics: await freePort(), cpo: await freePort() };
   const begun = now();
-  const service = startService(tmp, serviceEnv(options, tmp, postgres.url, ports), ports);
+  const service = startService(tmp, serviceEnv(options, tmp, postgres.localUrl ?? postgres.url, ports), ports);
   started.service = service;
   const ca = await fileWritten(path.join(tmp, 'service', 'tls', 'localhost-cert.pem'), service, (pem) => pem.includes('-----END CERTIFICATE-----'));
   const token = (await fileWritten(path.join(tmp, 'service', 'demo-token'), service, (t) => t.endsWith('\n'))).trim();
