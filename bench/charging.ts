@@ -52,7 +52,8 @@ const USAGE = `npm run bench:charging -- [options]
   --log-level info         LOG_LEVEL of the service (its log is kept in the temporary directory until the end)
   --keep-log FILE          copy the service's log to FILE at the end
   --json-out FILE          write every figure as JSON
-  --statements             preload pg_stat_statements; print the 15 statements that took PostgreSQL the most time`;
+  --statements             preload pg_stat_statements; print the 15 statements that took PostgreSQL the most time
+  --cpu-prof DIR           the service writes a V8 CPU profile into DIR when it stops (open it in Chrome DevTools)`;
 
 interface Options {
   levels: number[];
@@ -67,6 +68,7 @@ interface Options {
   /** Preload pg_stat_statements and print the statements that took PostgreSQL's time. */
   statements: boolean;
   webhooks: 'off' | 'up' | 'down' | 'both';
+  cpuProf: string | undefined;
 }
 
 function parseOptions(): Options {
@@ -84,6 +86,7 @@ function parseOptions(): Options {
       'json-out': { type: 'string' },
       statements: { type: 'boolean', default: false },
       webhooks: { type: 'string', default: 'off' },
+      'cpu-prof': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -113,6 +116,7 @@ function parseOptions(): Options {
     jsonOut: values['json-out'],
     statements: values.statements ?? false,
     webhooks,
+    cpuProf: values['cpu-prof'] === undefined ? undefined : path.resolve(values['cpu-prof']),
   };
 }
 
@@ -453,6 +457,7 @@ function serviceEnv(options: Options, tmp: string, databaseUrl: string, ports: R
   return {
     ...inherited,
     NODE_ENV: 'development',
+    ...(options.cpuProf ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${options.cpuProf}` } : {}),
     HOST: '127.0.0.1',
     PORT: String(ports.api),
     METRICS_PORT: String(ports.metrics),
@@ -493,7 +498,7 @@ async function setUp(options: Options): Promise<Bench> {
   const postmasterPid = Number((await readFile(path.join(tmp, 'pg', 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]) || undefined;
   const ports = { api: await freePort(), metrics: await freePort(), cpo: await freePort() };
   const begun = now();
-  const service = startService(tmp, serviceEnv(options, tmp, postgres.url, ports), ports);
+  const service = startService(tmp, serviceEnv(options, tmp, postgres.localUrl ?? postgres.url, ports), ports);
   started.service = service;
   const ca = await fileWritten(path.join(tmp, 'service', 'tls', 'localhost-cert.pem'), service, (pem) => pem.includes('-----END CERTIFICATE-----'));
   const token = (await fileWritten(path.join(tmp, 'service', 'demo-token'), service, (t) => t.endsWith('\n'))).trim();
@@ -533,6 +538,7 @@ async function registerReceiver(call: Call): Promise<WebhookReceiver> {
 async function withStatementStatistics(postgres: EmbeddedPostgres, dataDir: string): Promise<EmbeddedPostgres> {
   const setup = createDatabase(postgres.url, { max: 1 });
   await setup.query('ALTER SYSTEM SET shared_preload_libraries = pg_stat_statements');
+  await setup.query('ALTER SYSTEM SET pg_stat_statements.track_planning = on');
   await setup.close();
   await postgres.stop();
   const restarted = await startEmbeddedPostgres({ dataDir, role: 'cli', log: () => {} });
@@ -553,6 +559,22 @@ async function printStatements(db: Database): Promise<void> {
   say('| total ms | calls | mean ms | statement |\n| ---: | ---: | ---: | --- |');
   for (const row of rows) {
     say(`| ${Math.round(row.total)} | ${row.calls} | ${row.mean.toFixed(2)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
+  }
+  const totals = await db.query<{ statements: number; calls: number; exec: number; plan: number; plans: number }>(
+    `SELECT count(*)::int AS statements, sum(calls)::float8 AS calls, sum(total_exec_time) AS exec, sum(total_plan_time) AS plan, sum(plans)::float8 AS plans
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+  );
+  const chatty = await db.query<{ calls: string; plan: number; query: string }>(
+    `SELECT calls, total_plan_time AS plan, query FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC LIMIT 25`,
+  );
+  say('\n== the statements run most often\n| calls | planning ms | statement |\n| ---: | ---: | --- |');
+  for (const row of chatty.rows) say(`| ${row.calls} | ${Math.round(row.plan)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
+  const t = totals.rows[0];
+  if (t) {
+    say(
+      `all statements: ${t.statements} distinct, ${t.calls} calls, executing ${Math.round(t.exec)} ms, planning ${Math.round(t.plan)} ms in ${t.plans} plans`,
+    );
   }
 }
 

@@ -51,7 +51,13 @@ try {
   const files = process.argv.slice(2);
   // With OCPI_RECORD_DIR, every OCPI message the tests validate is recorded (CI checks them against the official OpenAPI).
   const record = process.env.OCPI_RECORD_DIR ? ['--import', './scripts/ocpi-record.ts'] : [];
-  const args = ['--test', '--test-concurrency=2', '--test-timeout=120000', ...record, ...(files.length ? files : ['test/**/*.test.ts'])];
+  const args = [
+    '--test',
+    '--test-concurrency=2',
+    '--test-timeout=120000',
+    ...record,
+    ...(files.length ? files : ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts']),
+  ];
   const child = spawn(process.execPath, args, {
     stdio: 'inherit',
     // Services the tests start as NODE_ENV=development would all take the default metrics port (9464) at once: off unless a test asks.

@@ -17,6 +17,7 @@ import type { Catalogue } from './modules/stations/catalogue.ts';
 import type { Ingestion } from './modules/stations/ingest.ts';
 import { stationsRoutes } from './modules/stations/routes.ts';
 import { usersRoutes } from './modules/users/routes.ts';
+import { eventWebhooks } from './modules/webhooks/event-schemas.ts';
 import { webhooksRoutes } from './modules/webhooks/routes.ts';
 import { createModules, type Modules, type OcpiSettings } from './modules.ts';
 import type { Clock } from './platform/clock.ts';
@@ -28,11 +29,12 @@ import { createIdempotency } from './platform/http/idempotency.ts';
 import { recordRequestMetrics } from './platform/http/metrics.ts';
 import { API_TAGS, docsConfiguration, documentRoute, OPENAPI_EXTENSIONS, SECURITY_SCHEMES } from './platform/http/openapi.ts';
 import { clientRateLimit } from './platform/http/rate-limit.ts';
-import { ProblemSchema } from './platform/http/schema.ts';
+import { ProblemSchema, problemAsComponent } from './platform/http/schema.ts';
 import { createHttpApp, type HttpApp, type HttpAppOptions } from './platform/http/server.ts';
 import type { Metrics } from './platform/metrics.ts';
 import { createRateLimiter } from './platform/rate-limit/limiter.ts';
 import type { Readiness } from './platform/readiness.ts';
+import { createPlayground, type PlaygroundSettings } from './playground/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -56,6 +58,8 @@ export interface AppDeps {
   ingestion?: Ingestion;
   /** What start-up still waits for (main.ts); absent: everything is ready once the database answers. */
   readiness?: Readiness;
+  /** The development playground (/playground/, src/playground/); never served in production. */
+  playground?: PlaygroundSettings;
   serverFactory?: HttpAppOptions['serverFactory'];
   /** Where requests are counted and timed (METRICS_PORT); without it nothing is recorded. */
   metrics?: Metrics;
@@ -97,8 +101,10 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
       components: { securitySchemes: SECURITY_SCHEMES },
       tags: [...API_TAGS],
       ...OPENAPI_EXTENSIONS,
+      webhooks: eventWebhooks(),
     },
     transform: documentRoute(OCPI_PREFIX),
+    transformObject: (document) => ('openapiObject' in document ? problemAsComponent(document.openapiObject) : document.swaggerObject),
   });
 
   const idempotency = createIdempotency({ db, clock });
@@ -149,6 +155,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
   if (payments) await app.register(paymentWebhookRoutes({ payments }));
   if (deps.payments?.processorRoutes) await app.register(deps.payments.processorRoutes);
   if (modules.invoicing) await app.register(invoiceDocumentRoutes({ invoicing: modules.invoicing }));
+  // Off in production: /playground/ is then a 404 like any unknown path.
+  if (deps.playground && config.mode !== 'production') await app.register(createPlayground({ ...deps.playground, clock, authenticate: deps.authenticate }));
 
   return Object.assign(app, { modules });
 }

@@ -15,6 +15,8 @@ export interface BannerInput {
   demoTokenFile: string;
   /** The built-in Stripe sandbox serves its pages under /sandbox/. */
   paymentsSandbox: boolean;
+  /** The playground is served under /playground/ (outside production). */
+  playground: boolean;
 }
 
 const LOCAL_HOSTS = ['127.0.0.1', '0.0.0.0', '::1', '::'];
@@ -27,8 +29,10 @@ function instanceAddress(input: BannerInput, scheme: 'http' | 'https'): string {
 
 export function readyBanner(input: BannerInput): string {
   const auth = `-H "Authorization: Bearer $(cat ${input.demoTokenFile})"`;
-  const sandboxLine = (base: string) =>
-    input.paymentsSandbox ? `Payments run on the built-in Stripe sandbox: confirm setup intents and 3-D Secure at ${base}/sandbox/ (README: Payments)\n` : '';
+  const pageLines = (base: string) =>
+    (input.paymentsSandbox
+      ? `Payments run on the built-in Stripe sandbox: confirm setup intents and 3-D Secure at ${base}/sandbox/ (README: Payments)\n`
+      : '') + (input.playground ? `Playground: ${base}/playground/ (stations on a map, a demo user, a charging session to its invoice)\n` : '');
   if (input.trustProxy) {
     const base = input.publicBaseUrl;
     const direct = instanceAddress(input, 'http');
@@ -37,7 +41,7 @@ export function readyBanner(input: BannerInput): string {
       `Try it:\n  curl ${auth} ${base}/api/v1/users/\n` +
       // The proxy says the client's request was HTTPS; without it the instance answers 403 https_required.
       `This instance directly, as the proxy calls it:\n  curl -H "X-Forwarded-Proto: https" ${auth} ${direct}/api/v1/users/\n` +
-      sandboxLine(base) +
+      pageLines(base) +
       '\n'
     );
   }
@@ -45,7 +49,7 @@ export function readyBanner(input: BannerInput): string {
   const cacert = input.caCertFile ? `--cacert ${input.caCertFile} ` : '';
   return (
     `\nCharging Access is ready at ${address} (API reference: ${address}/docs)\nTry it:\n  curl ${cacert}${auth} ${address}/api/v1/users/\n` +
-    sandboxLine(address) +
+    pageLines(address) +
     '\n'
   );
 }

@@ -89,6 +89,7 @@ export async function main(): Promise<void> {
       sandbox,
       metrics,
       tls,
+      demoTokenFile,
       ownTraffic: (request) => cpoSandboxVersionsUrl !== undefined && request.ocpiConnection?.versions_url === cpoSandboxVersionsUrl,
     });
     if (sandbox) await connectSandboxWebhooks(ctx, { sandbox, server, tls });

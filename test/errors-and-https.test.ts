@@ -380,7 +380,7 @@ describe('OpenAPI and docs', () => {
         codes.some((c) => /^2\d\d$/.test(c)),
         `${name} documents a success status`,
       );
-      assert.ok(op.responses['401'].content['application/problem+json'].schema.properties.request_id, `${name}: 401 is a problem body`);
+      assert.equal(op.responses['401'].content['application/problem+json'].schema.$ref, '#/components/schemas/Problem', `${name}: 401 is a problem body`);
     }
   });
 
@@ -419,6 +419,8 @@ describe('loadConfig', () => {
     ['NODE_ENV=staging', { NODE_ENV: 'staging' }, 'NODE_ENV'],
     ['DATABASE_URL=mysql://x', { DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     ['DATABASE_URL=not a url', { DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    ['DATABASE_URL with no host and no socket', { DATABASE_URL: 'postgres://u:pw@/db' }, 'DATABASE_URL'],
+    ['DATABASE_URL with a relative socket', { DATABASE_URL: 'postgres://u:pw@/db?host=run' }, 'DATABASE_URL'],
     ['TRUST_PROXY=maybe', { TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
     ['JWT_ALGORITHM=HS256', { JWT_ALGORITHM: 'HS256' }, 'JWT_ALGORITHM'],
     ['TLS_CERT_FILE without TLS_KEY_FILE', { TLS_CERT_FILE: 'cert.pem' }, 'TLS_KEY_FILE'],
@@ -444,6 +446,16 @@ describe('loadConfig', () => {
       );
     });
   }
+
+  test('DATABASE_URL may name a Unix socket directory instead of a host', () => {
+    for (const url of [
+      'postgres://u:p%40ss@/charging_access?host=%2Fvar%2Frun%2Fpostgresql',
+      'postgresql://u@/db?host=/run/pg&port=5433',
+      'postgres:///db?host=/tmp',
+    ]) {
+      assert.equal(loadConfig({ DATABASE_URL: url }, '/srv/app').databaseUrl, url);
+    }
+  });
 
   test('the TLS pair message names both variables', () => {
     assert.throws(() => loadConfig({ TLS_CERT_FILE: 'cert.pem' }, '/srv/app'), /TLS_CERT_FILE and TLS_KEY_FILE must be set together/);

@@ -431,6 +431,12 @@ describe('a start-up that fails', () => {
     const failures = output.split('\n').filter((line) => line.includes('start-up failed'));
     assert.equal(failures.length, 1, output);
     assert.match(failures[0] as string, new RegExp(`the service cannot listen on 127\\.0\\.0\\.1:${port} \\(PORT\\): the address is already in use`));
+    // Every step stopped cleanly: a LISTEN connection still being made when the start failed once held the pool's end
+    // for its 15 s step timeout ("stopping the database pool failed").
+    assert.deepEqual(
+      output.split('\n').filter((line) => /stopping the .* failed/.test(line)),
+      [],
+    );
     assert.equal(await postmasterPid(path.join(dataDir, 'postgres')), undefined, 'the embedded PostgreSQL was stopped');
   });
 });

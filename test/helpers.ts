@@ -139,6 +139,8 @@ export interface TestAppOptions {
   metrics?: Metrics;
   /** How the app's OCPI module is made (src/modules.ts). */
   ocpi?: OcpiSettings;
+  /** Serve the playground (/playground/) as the demo client whose token this gives (main.ts: DATA_DIR/demo-token). */
+  playground?: { demoToken(): Promise<string | undefined> };
 }
 
 export { freePort };
@@ -174,6 +176,7 @@ export async function setupTestApp(options: TestAppOptions = {}): Promise<TestCo
     ingestion,
     payments: { processor, removalGuards, processorRoutes: sandboxBrowserRoutes(sandbox) },
     ...(options.readiness ? { readiness: options.readiness } : {}),
+    ...(options.playground ? { playground: { demoToken: options.playground.demoToken, issueToken: clients.issueToken } } : {}),
     metrics,
     // TEST_LOG=error (or another level) prints the app's log lines while debugging a test.
     logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,

@@ -254,7 +254,7 @@ describe('enqueue in a transaction', () => {
       });
       assert.equal((await job(id)).state, 'queued');
       await waitFor(() => received.length > 0, 5_000, 'the notification');
-      assert.deepEqual(received, ['tx-commit']);
+      assert.deepEqual(received, ['["tx-commit"]']);
     } finally {
       await listener.stop();
     }

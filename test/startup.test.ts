@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import pg from 'pg';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '..');
@@ -182,6 +183,25 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
     assert.match(metrics.body, /^charging_access_db_pool_clients [1-9]\d*$/m);
     assert.match(metrics.body, /^charging_access_catalogue_stations [1-9]\d*$/m);
     assert.match(metrics.body, /^charging_access_ocpi_calls_total\{peer="sandbox",module="locations",outcome="success"\} [1-9]\d*$/m);
+
+    // The service talks to its embedded PostgreSQL over the server's Unix socket (no client address), not TCP.
+    const pid = (await readFile(path.join(dataDir, 'postgres/postmaster.pid'), 'utf8')).split('\n');
+    const password = (await readFile(path.join(dataDir, 'postgres-password'), 'utf8')).trim();
+    const admin = new pg.Client({ host: '127.0.0.1', port: Number(pid[3]), user: 'postgres', password, database: 'charging_access' });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ socket: boolean; n: number }>(
+        `SELECT client_addr IS NULL AS socket, count(*)::int AS n FROM pg_stat_activity
+          WHERE application_name LIKE 'charging-access%' AND backend_type = 'client backend' GROUP BY 1 ORDER BY 1`,
+      );
+      assert.deepEqual(
+        rows.map((r) => r.socket),
+        [true],
+        `the service's connections: ${JSON.stringify(rows)}`,
+      );
+    } finally {
+      await admin.end();
+    }
 
     // Plain HTTP on the same port: allowed from loopback in development mode.
     const plain = await call(`${base.replace('https:', 'http:').replace('localhost', '127.0.0.1')}/api/v1/users/`, { token });

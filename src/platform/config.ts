@@ -252,6 +252,21 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return value;
 }
 
+/**
+ * A PostgreSQL URL. One for a Unix socket names no host before the path (`postgres://user:pw@/db?host=/run/postgresql`),
+ * which WHATWG URL refuses: it is checked with a stand-in host, and then must name its socket directory.
+ */
+function postgresUrl(env: Env, name: string): string | undefined {
+  const value = read(env, name);
+  if (value === undefined) return undefined;
+  const socket = /^(postgres(?:ql)?:\/\/[^/?#]*@)(?=[/?])/.exec(value);
+  url({ [name]: socket ? value.replace(socket[0], `${socket[1]}socket`) : value }, name, ['postgres:', 'postgresql:']);
+  if (socket && !new URL(value.replace(socket[0], `${socket[1]}socket`)).searchParams.get('host')?.startsWith('/')) {
+    throw new ConfigError(name, 'names no host: give one, or a Unix socket directory as ?host=/path');
+  }
+  return value;
+}
+
 function host(env: Env): string {
   const value = read(env, 'HOST') ?? '127.0.0.1';
   if (!/^[A-Za-z0-9.:_-]+$/.test(value)) throw new ConfigError('HOST', `is not a host name or address (got "${value}")`);
@@ -362,7 +377,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const hostName = host(env);
   const port = integer(env, 'PORT', 8443, 0, 65535);
   const dataDir = path.resolve(cwd, read(env, 'DATA_DIR') ?? 'data');
-  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const databaseUrl = postgresUrl(env, 'DATABASE_URL');
   const trustProxy = boolean(env, 'TRUST_PROXY', false);
 
   const certFile = read(env, 'TLS_CERT_FILE');

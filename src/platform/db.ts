@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { transactionBegun, transactionEnded } from './notify.ts';
 
 // Timestamps come back as Date; bigint counts (count(*)) as numbers: they stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -112,14 +113,17 @@ export function createDatabase(connectionString: string, options: DatabaseOption
       let failure: unknown;
       try {
         await client.query('BEGIN');
+        transactionBegun(client, database);
         const result = await work(client);
         await client.query('COMMIT');
+        transactionEnded(client, true);
         return result;
       } catch (error) {
         failure = error;
         if (!isDatabaseUnavailable(error)) await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
+        transactionEnded(client, false);
         release(isDatabaseUnavailable(failure));
       }
     },
@@ -195,9 +199,17 @@ export function listen(
   });
   let client: pg.PoolClient | undefined;
   let retry: NodeJS.Timeout | undefined;
+  let connecting: Promise<void> | undefined;
   const connect = async (reconnect: boolean) => {
     try {
       client = await db.pool.connect();
+      // Stopped while the connection was being made (a start-up that failed at once): it goes back to the pool, or
+      // the pool's end would wait for it forever.
+      if (stopped) {
+        client.release();
+        client = undefined;
+        return;
+      }
       client.on('notification', (message) => {
         if (message.channel === channel) onNotify(message.payload);
       });
@@ -205,7 +217,7 @@ export function listen(
         onError?.(error);
         client?.release(true);
         client = undefined;
-        if (!stopped) retry = setTimeout(() => void connect(true), 1_000);
+        if (!stopped) retry = setTimeout(connectAgain, 1_000);
       });
       await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       listening();
@@ -214,15 +226,19 @@ export function listen(
       onError?.(error as Error);
       client?.release(true);
       client = undefined;
-      if (!stopped) retry = setTimeout(() => void connect(true), 1_000);
+      if (!stopped) retry = setTimeout(connectAgain, 1_000);
     }
   };
-  void connect(false);
+  const connectAgain = () => {
+    connecting = connect(true);
+  };
+  connecting = connect(false);
   return {
     ready,
     async stop() {
       stopped = true;
       clearTimeout(retry);
+      await connecting;
       if (client) {
         await client.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
         client.release();

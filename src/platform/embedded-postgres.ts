@@ -23,8 +23,14 @@ const run = promisify(execFile);
 export type PostgresOwnerRole = 'service' | 'cli';
 
 export interface EmbeddedPostgres {
-  /** Connection string of the application database. */
+  /** Connection string of the application database (TCP on 127.0.0.1). */
   readonly url: string;
+  /**
+   * The same database over the server's Unix socket, when it has one (undefined when DATA_DIR's path is too long for
+   * a socket, or the server was started without). A query costs the client about a third less CPU than over TCP on
+   * the loopback, where the sending process also pays for the receiving end's TCP work: the service uses it.
+   */
+  readonly localUrl: string | undefined;
   /** True when this process started the server and will stop it. */
   readonly owned: boolean;
   /**
@@ -119,6 +125,11 @@ function isAlive(pid: number): boolean {
 
 /** The running server's port, from postmaster.pid, or undefined when none runs on this directory. */
 async function runningPort(pgDir: string): Promise<number | undefined> {
+  return (await runningServer(pgDir))?.port;
+}
+
+/** The running server's port and Unix socket directory ('' without one), from postmaster.pid. */
+async function runningServer(pgDir: string): Promise<{ port: number; socketDir: string } | undefined> {
   let lines: string[];
   try {
     lines = (await readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n');
@@ -129,7 +140,7 @@ async function runningPort(pgDir: string): Promise<number | undefined> {
   const port = Number(lines[3]);
   const ready = (lines[7] ?? '').trim() === 'ready';
   if (!Number.isInteger(pid) || !isAlive(pid) || !ready) return undefined;
-  return port;
+  return { port, socketDir: (lines[4] ?? '').trim() };
 }
 
 interface Owner {
@@ -186,21 +197,25 @@ async function initialise(bin: Binaries, pgDir: string, password: string, runAs:
   await rm(scratch, { recursive: true, force: true });
 }
 
+/** The longest socket path the kernel takes (sun_path is 108 bytes with its terminator), with a margin. */
+const MAX_SOCKET_PATH = 100;
+
+/**
+ * Where the server puts its Unix socket: its own directory (only its OS user and root reach it, and the socket is
+ * 0700 besides), or nowhere when the socket's path would be too long or the directory's name cannot be passed
+ * through pg_ctl's options quoted (pg_ctl runs the server through a shell).
+ */
+function socketDirectory(pgDir: string, port: number): string | undefined {
+  if (path.join(pgDir, `.s.PGSQL.${port}`).length > MAX_SOCKET_PATH) return undefined;
+  return /^[\w./+-]+$/.test(pgDir) ? pgDir : undefined;
+}
+
 function startServer(bin: Binaries, pgDir: string, port: number, runAs: RunAs): Promise<{ code: number; output: string }> {
+  const socketDir = socketDirectory(pgDir, port);
+  const sockets = socketDir ? `-c unix_socket_directories='${socketDir}' -c unix_socket_permissions=0700` : `-c unix_socket_directories=''`;
   return spawnAs(
     bin.pg_ctl,
-    [
-      'start',
-      '-D',
-      pgDir,
-      '-w',
-      '-t',
-      '60',
-      '-l',
-      path.join(pgDir, 'server.log'),
-      '-o',
-      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
-    ],
+    ['start', '-D', pgDir, '-w', '-t', '60', '-l', path.join(pgDir, 'server.log'), '-o', `-p ${port} -c listen_addresses=127.0.0.1 ${sockets}`],
     runAs,
   );
 }
@@ -285,10 +300,15 @@ export async function startEmbeddedPostgres(options: {
   }
 
   const serverPort = port;
+  const socketDir = (await runningServer(pgDir))?.socketDir;
+  const localUrl = socketDir
+    ? `postgres://postgres:${encodeURIComponent(password)}@/${DATABASE_NAME}?host=${encodeURIComponent(socketDir)}&port=${port}`
+    : undefined;
   let supervisor: NodeJS.Timeout | undefined;
   let stopping = false;
   return {
     url: `${baseUrl}/${DATABASE_NAME}`,
+    localUrl,
     owned,
     supervise(events) {
       if (!owned || supervisor) return;

@@ -2,8 +2,9 @@
 // shared by every service process on the database.
 //
 // - enqueue() is an INSERT on the caller's connection: inside a transaction
-//   the job commits (or rolls back) with the change it follows from. It also
-//   NOTIFYs the `jobs` channel (delivered at commit) so idle workers wake up.
+//   the job commits (or rolls back) with the change it follows from. Once it
+//   has committed, the `jobs` channel is notified with its queue (coalesced,
+//   src/platform/notify.ts) so idle workers wake up.
 // - A singleton key allows one unfinished (queued or running) job per
 //   (queue, key): enqueueing it again meanwhile returns that job (created:
 //   false). Once the job is done or failed, the key can be enqueued again.
@@ -30,6 +31,7 @@ import { hostname } from 'node:os';
 import { backgroundFailures } from './background.ts';
 import type { Clock } from './clock.ts';
 import { type Database, listen, type Queryable } from './db.ts';
+import { notifyAfterCommit, readNotes } from './notify.ts';
 import { waitForWake, wake } from './wake.ts';
 
 export const JOBS_CHANNEL = 'jobs';
@@ -60,6 +62,9 @@ export async function enqueue(q: Queryable, job: NewJob, now: Date): Promise<{ i
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new RangeError('maxAttempts must be an integer of at least 1');
   const payload = JSON.stringify(job.payload ?? null);
   const key = job.key ?? null;
+  // In a transaction of Database.transaction, the runners are told once it has committed (coalesced, see
+  // src/platform/notify.ts); otherwise the statement notifies itself (delivered at its commit).
+  const notify = notifyAfterCommit(q, JOBS_CHANNEL, job.queue) ? '' : `, pg_notify('${JOBS_CHANNEL}', json_build_array($1::text)::text)`;
   // A key held by a job that finishes between the INSERT and the SELECT: the INSERT is tried again.
   for (let attempt = 0; attempt < 5; attempt++) {
     const inserted = await q.query<{ id: number }>(
@@ -69,7 +74,7 @@ export async function enqueue(q: Queryable, job: NewJob, now: Date): Promise<{ i
          ON CONFLICT (queue, key) WHERE state IN ('queued', 'running') DO NOTHING
          RETURNING id
        )
-       SELECT id, pg_notify('${JOBS_CHANNEL}', $1) FROM inserted`,
+       SELECT id${notify} FROM inserted`,
       [job.queue, key, payload, job.runAt ?? now, maxAttempts, now],
     );
     const created = inserted.rows[0];
@@ -451,8 +456,9 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       listener = listen(
         db,
         JOBS_CHANNEL,
-        (queue) => {
-          if (queue === undefined || queues.includes(queue)) wake(ctx);
+        (payload) => {
+          const named = readNotes(payload);
+          if (named === undefined || named.some((queue) => queues.includes(queue))) wake(ctx);
         },
         (error) => log('warn', 'job notifications interrupted; reconnecting (polling meanwhile)', { err: error.message, worker: id }),
       );

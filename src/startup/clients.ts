@@ -23,7 +23,8 @@ export async function startClients({ config, log, clock }: StartupContext, db: D
   });
 }
 
-async function readDemoToken(file: string): Promise<string | undefined> {
+/** The demo client's token from its file, or undefined when there is none. */
+export async function readDemoToken(file: string): Promise<string | undefined> {
   try {
     return (await readFile(file, 'utf8')).trim() || undefined;
   } catch {
@@ -56,6 +57,7 @@ export async function printReadyBanner(
         caCertFile: tls && config.tls.generated ? shown(config.tls.certFile) : undefined,
         demoTokenFile: shown(demoTokenFile),
         paymentsSandbox,
+        playground: config.mode !== 'production',
       }),
     );
   }

@@ -19,7 +19,8 @@ export async function startDatabaseServer({ config, log, stops }: StartupContext
       restartFailed: (error, retryInMs) => log.warn({ reason: error.message, retry_in_ms: retryInMs }, 'restarting the embedded PostgreSQL failed'),
     });
   }
-  return config.databaseUrl ?? (embedded as { url: string }).url;
+  if (config.databaseUrl || !embedded) return config.databaseUrl as string;
+  return embedded.localUrl ?? embedded.url;
 }
 
 /** The pool (its errors counted in the metrics, if any), migrated. */

@@ -16,6 +16,7 @@ import type { Readiness } from '../platform/readiness.ts';
 import { announcedAddress, recordServiceAddress } from '../platform/service-address.ts';
 import { sandboxBrowserRoutes } from '../sandbox/stripe/browser.ts';
 import type { StripeSandbox } from '../sandbox/stripe/index.ts';
+import { readDemoToken } from './clients.ts';
 import type { StartupContext } from './context.ts';
 
 export interface HttpServerDeps {
@@ -28,6 +29,8 @@ export interface HttpServerDeps {
   sandbox: StripeSandbox | undefined;
   metrics: Metrics | undefined;
   tls: TlsMaterial | undefined;
+  /** DATA_DIR/demo-token: the playground's tokens are minted for its client. */
+  demoTokenFile: string;
   ownTraffic: NonNullable<AppDeps['ownTraffic']>;
 }
 
@@ -36,7 +39,7 @@ export async function startHttpServer(
   { config, log, clock, stops }: StartupContext,
   deps: HttpServerDeps,
 ): Promise<{ server: HttpApp & { modules: AppModules }; ocpi: Ocpi }> {
-  const { db, clients, catalogue, ingestion, readiness, processor, sandbox, metrics, tls, ownTraffic } = deps;
+  const { db, clients, catalogue, ingestion, readiness, processor, sandbox, metrics, tls, demoTokenFile, ownTraffic } = deps;
   const ocpiLog = log.child({ component: 'ocpi' });
   const server = await buildApp({
     config,
@@ -48,6 +51,8 @@ export async function startHttpServer(
     // The OCPI module is made by the composition root (src/modules.ts), with charging's hooks.
     ocpi: { log: (level, message, fields) => ocpiLog[level](fields ?? {}, message) },
     readiness,
+    // The development playground (served outside production only): tokens of the demo client, minted as it asks.
+    playground: { demoToken: async () => (config.demoClient ? readDemoToken(demoTokenFile) : undefined), issueToken: clients.issueToken },
     payments: { processor, ...(sandbox ? { processorRoutes: sandboxBrowserRoutes(sandbox) } : {}) },
     loggerInstance: log,
     metrics,

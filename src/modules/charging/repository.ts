@@ -1,7 +1,7 @@
 // SQL of charging sessions. Queries a client makes take its client id; the
 // ones driven by CPO messages and jobs find sessions by their own keys.
 import type { OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
-import type { Queryable } from '../../platform/db.ts';
+import type { NamedStatement, Queryable } from '../../platform/db.ts';
 import type { UserFacingPrices } from '../../pricing/session-prices.ts';
 
 export type SessionStatus = 'pending' | 'active' | 'stopping' | 'completed' | 'failed';
@@ -105,6 +105,9 @@ const COLUMNS = `id, client_id, user_id, payment_method_id, evse_id, station_id,
   tariff_is_fallback, time_zone, starting_fee, station_info, is_partner, logo_url, user_facing_session_prices, start_command_id,
   stop_command_id, ocpi_session_id, start_time, end_time, reported_at, consumed_energy::text AS consumed_energy, estimated_cost, rates,
   accepted_at, start_deadline, stop_requested_at, cdr_country_code, cdr_party_id, cdr_id, version, progress_event_at, created_at, updated_at`;
+const QUALIFIED_COLUMNS = COLUMNS.split(',')
+  .map((column) => `s.${column.trim()}`)
+  .join(', ');
 
 /** Inserts a pending session; undefined when the user already has an unfinished one on this EVSE (the unique index). */
 export async function insertSession(db: Queryable, s: NewSession): Promise<SessionRow | undefined> {
@@ -146,16 +149,25 @@ export async function insertSession(db: Queryable, s: NewSession): Promise<Sessi
 }
 
 export async function findSession(db: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<SessionRow>(`SELECT ${COLUMNS} FROM charging_sessions WHERE id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`, [id]);
+  const { rows } = await db.query<SessionRow>(options.forUpdate ? FIND_SESSION_FOR_UPDATE : FIND_SESSION, [id]);
   return rows[0];
 }
 
+// The hot reads of a session (every poll, every CPO message) are prepared once per connection.
+const FIND_SESSION: NamedStatement = { name: 'charging.find-session', text: `SELECT ${COLUMNS} FROM charging_sessions WHERE id = $1` };
+const FIND_SESSION_FOR_UPDATE: NamedStatement = { name: 'charging.find-session-for-update', text: `${FIND_SESSION.text} FOR UPDATE` };
+const FIND_CLIENT_SESSION: NamedStatement = {
+  name: 'charging.find-client-session',
+  text: `SELECT ${COLUMNS} FROM charging_sessions WHERE id = $1 AND client_id = $2 AND user_id = $3`,
+};
+const FIND_BY_OCPI_SESSION: NamedStatement = {
+  name: 'charging.find-by-ocpi-session',
+  text: `SELECT ${COLUMNS} FROM charging_sessions WHERE country_code = $1 AND party_id = $2 AND ocpi_session_id = $3`,
+};
+const FIND_BY_OCPI_SESSION_FOR_UPDATE: NamedStatement = { name: 'charging.find-by-ocpi-session-for-update', text: `${FIND_BY_OCPI_SESSION.text} FOR UPDATE` };
+
 export async function findClientSession(db: Queryable, clientId: string, userId: string, id: string): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<SessionRow>(`SELECT ${COLUMNS} FROM charging_sessions WHERE id = $1 AND client_id = $2 AND user_id = $3`, [
-    id,
-    clientId,
-    userId,
-  ]);
+  const { rows } = await db.query<SessionRow>(FIND_CLIENT_SESSION, [id, clientId, userId]);
   return rows[0];
 }
 
@@ -164,10 +176,11 @@ export async function findByOcpiSession(
   key: { country_code: string; party_id: string; id: string },
   options: { forUpdate?: boolean } = {},
 ): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<SessionRow>(
-    `SELECT ${COLUMNS} FROM charging_sessions WHERE country_code = $1 AND party_id = $2 AND ocpi_session_id = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [key.country_code, key.party_id, key.id],
-  );
+  const { rows } = await db.query<SessionRow>(options.forUpdate ? FIND_BY_OCPI_SESSION_FOR_UPDATE : FIND_BY_OCPI_SESSION, [
+    key.country_code,
+    key.party_id,
+    key.id,
+  ]);
   return rows[0];
 }
 
@@ -269,7 +282,8 @@ export async function updateSession(
 
 /**
  * Moves the session to `to` (with `changes`) only while its status is one of `from`: the status guard makes a
- * transition the row has already left (a concurrent message, a job) write nothing. Undefined when nothing was written.
+ * transition the row has already left (a concurrent message, a job) write nothing. Undefined when nothing was written;
+ * else the row written and the status it had (read under the row's lock by the same statement).
  */
 export async function changeSessionStatus(
   db: Queryable,
@@ -277,8 +291,20 @@ export async function changeSessionStatus(
   transition: { from: readonly SessionStatus[]; to: SessionStatus },
   changes: SessionChanges,
   at: Date,
-): Promise<SessionRow | undefined> {
-  return writeSession(db, id, { ...changes, status: transition.to }, at, transition.from);
+): Promise<{ row: SessionRow; before: SessionStatus } | undefined> {
+  const entries = Object.entries({ ...changes, status: transition.to }).filter(([, v]) => v !== undefined);
+  const sets = entries.map(([column], i) => `${column} = $${i + 4}`);
+  const { rows } = await db.query<SessionRow & { status_before: SessionStatus }>(
+    `UPDATE charging_sessions s SET ${[...sets, 'updated_at = $2', 'version = s.version + 1'].join(', ')}
+       FROM (SELECT id, status FROM charging_sessions WHERE id = $1 FOR UPDATE) b
+      WHERE s.id = b.id AND b.status = ANY($3)
+      RETURNING ${QUALIFIED_COLUMNS}, b.status AS status_before`,
+    [id, at, transition.from, ...entries.map(([, v]) => v)],
+  );
+  const written = rows[0];
+  if (!written) return undefined;
+  const { status_before: before, ...row } = written;
+  return { row, before };
 }
 
 async function writeSession(
@@ -298,12 +324,6 @@ async function writeSession(
     params,
   );
   return rows[0];
-}
-
-/** The session's status, its row locked to the end of the transaction; undefined when there is no such session. */
-export async function lockStatus(tx: Queryable, id: string): Promise<SessionStatus | undefined> {
-  const { rows } = await tx.query<{ status: SessionStatus }>('SELECT status FROM charging_sessions WHERE id = $1 FOR UPDATE', [id]);
-  return rows[0]?.status;
 }
 
 /** Whether the user has an unfinished session (or a start in flight) on this EVSE (the unique index's own range). */

@@ -86,11 +86,9 @@ export type StatusContext = SessionEventContext & Pick<ChargingContext, 'db'>;
 export function changeStatus(ctx: StatusContext, q: Queryable, id: string, event: SessionEvent, changes: SessionChanges = {}): Promise<SessionRow | undefined> {
   const transition: Transition = TRANSITIONS[event];
   return atomically(ctx.db, q, async (tx) => {
-    // Locked first: the status it had is the one the event is about (and no other writer slips in between).
-    const before = await repo.lockStatus(tx, id);
-    if (before === undefined || !transition.from.includes(before)) return undefined;
-    const row = await repo.changeSessionStatus(tx, id, transition, changes, ctx.clock.now());
-    if (row && row.status !== before) await recordStatusEvent(ctx, tx, row);
-    return row;
+    // One statement locks the row, checks the status it had and writes: no other writer slips in between.
+    const changed = await repo.changeSessionStatus(tx, id, transition, changes, ctx.clock.now());
+    if (changed && changed.row.status !== changed.before) await recordStatusEvent(ctx, tx, changed.row);
+    return changed?.row;
   });
 }

@@ -1,10 +1,12 @@
 // Client events (issue 19): the one way an event comes into being. recordEvent is called on the connection of the
 // change that causes it (a transaction), so the event commits or rolls back with that change: an outbox. In the same
 // statement it fans the event out to the client's enabled webhook endpoints that subscribe to its type (one
-// webhook_deliveries row each, due now), and NOTIFYs EVENTS_CHANNEL (delivered at commit) so that delivery workers
-// and live streams of every process wake up.
+// webhook_deliveries row each, due now). Once it has committed, EVENTS_CHANNEL is notified (src/platform/notify.ts:
+// after the commit, coalesced with the other events of this process) so that delivery workers and live streams of
+// every process wake up.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../platform/db.ts';
+import { notifyAfterCommit } from '../../platform/notify.ts';
 
 /** Every event type a client can receive, in the order the API documents them. */
 export const EVENT_TYPES = [
@@ -28,7 +30,10 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** An endpoint's subscription to every event type. */
 export const ALL_EVENTS = '*';
 
-/** PostgreSQL channel: payload `{"seq":N,"client_id":"...","session_id":"..."|null}` once an event commits. */
+/**
+ * PostgreSQL channel, notified once events commit: the payload lists the sessions they belong to (`["<session id>",
+ * ""]`, "" for an event of no session), or is empty ("any"): see readNotes in src/platform/notify.ts.
+ */
 export const EVENTS_CHANNEL = 'client_events';
 
 /** What a client receives: the webhook body and the Server-Sent Event's data, byte for byte the same JSON. */
@@ -73,6 +78,10 @@ export async function recordEvent(q: Queryable, event: NewEvent, now: Date): Pro
     data: { object: event.object },
     user_id: event.userId,
   };
+  const note = event.sessionId ?? '';
+  // Outside a transaction of Database.transaction (the pool: a statement of its own), the statement notifies itself.
+  const notifiedAtCommit = notifyAfterCommit(q, EVENTS_CHANNEL, note);
+  const notify = notifiedAtCommit ? '' : `, pg_notify('${EVENTS_CHANNEL}', json_build_array($9::text)::text)`;
   const { rows } = await q.query<{ seq: number; deliveries: number }>(
     `WITH event AS (
        INSERT INTO client_events (id, client_id, user_id, type, session_id, body, created_at)
@@ -86,9 +95,18 @@ export async function recordEvent(q: Queryable, event: NewEvent, now: Date): Pro
           AND (CASE WHEN $8::uuid IS NULL THEN e.enabled AND ($4 = ANY (e.events) OR '${ALL_EVENTS}' = ANY (e.events)) ELSE e.id = $8 END)
        RETURNING 1
      )
-     SELECT (SELECT seq FROM event) AS seq, (SELECT count(*) FROM fanned) AS deliveries,
-            pg_notify('${EVENTS_CHANNEL}', json_build_object('seq', (SELECT seq FROM event), 'client_id', $2::uuid, 'session_id', $5::uuid)::text)`,
-    [body.id, event.clientId, event.userId, event.type, event.sessionId ?? null, JSON.stringify(body), now, event.endpointId ?? null],
+     SELECT (SELECT seq FROM event) AS seq, (SELECT count(*) FROM fanned) AS deliveries${notify}`,
+    [
+      body.id,
+      event.clientId,
+      event.userId,
+      event.type,
+      event.sessionId ?? null,
+      JSON.stringify(body),
+      now,
+      event.endpointId ?? null,
+      ...(notifiedAtCommit ? [] : [note]),
+    ],
   );
   const row = rows[0];
   if (!row) throw new Error('recordEvent: the event was not written');

@@ -1,9 +1,9 @@
 // Live session streams (Server-Sent Events): every open stream of this process is fed from one LISTEN connection
 // on EVENTS_CHANNEL, fanned out here in memory, never a database connection per stream.
 //
-// A stream knows the last seq it wrote (`last`) and the seq it must reach (`target`: the seq a NOTIFY named for its
-// session, or everything drawn so far when it opens and after the LISTEN connection came back, since notifications
-// may have been missed). A round (one at a time, for every stream of the process) then reads each waiting stream's
+// A stream knows the last seq it wrote (`last`) and the seq it must reach (`target`: everything drawn so far, read
+// at the first round after a NOTIFY named its session, after it opened, and after the LISTEN connection came back,
+// since notifications may have been missed). A round (one at a time, for every stream of the process) then reads each waiting stream's
 // session: `client_events WHERE session_id = $1 AND seq > last AND seq <= settled ORDER BY seq`.
 //
 // `settled` is why nothing is missed or repeated although seq is drawn at the insert and transactions commit in any
@@ -17,6 +17,7 @@
 import { PassThrough } from 'node:stream';
 import { type Database, listen } from '../../platform/db.ts';
 import { AppError, serviceUnavailable } from '../../platform/errors.ts';
+import { readNotes } from '../../platform/notify.ts';
 import { EVENTS_CHANNEL } from './outbox.ts';
 import * as repo from './repository.ts';
 
@@ -44,7 +45,7 @@ interface Stream {
   out: PassThrough;
   last: number;
   target: number;
-  /** Opened (or the LISTEN connection came back) since the last round read the horizon: its target is "all drawn". */
+  /** Notified, opened or reconnected since the last round read the horizon: its target becomes "all drawn". */
   catchingUp: boolean;
   heartbeat: NodeJS.Timeout;
 }
@@ -93,19 +94,15 @@ function schedule(hub: Hub, delayMs = 0): void {
   }, delayMs);
 }
 
-/** A NOTIFY of EVENTS_CHANNEL (`{seq, client_id, session_id}`), or undefined after the LISTEN connection came back. */
+/**
+ * A NOTIFY of EVENTS_CHANNEL: the sessions whose events committed, or undefined (any: the LISTEN connection came
+ * back, or a payload that lists too many). Their streams catch up: each reads up to what was drawn at the next round.
+ */
 function onNotify(hub: Hub, payload: string | undefined): void {
-  let note: { seq?: unknown; session_id?: unknown } | undefined;
-  try {
-    note = payload === undefined ? undefined : JSON.parse(payload);
-  } catch {
-    note = undefined;
-  }
-  if (note && typeof note.seq === 'number') {
-    if (typeof note.session_id !== 'string') return;
-    for (const stream of hub.bySession.get(note.session_id) ?? []) stream.target = Math.max(stream.target, note.seq);
+  const sessions = readNotes(payload);
+  if (sessions) {
+    for (const sessionId of sessions) for (const stream of hub.bySession.get(sessionId) ?? []) stream.catchingUp = true;
   } else {
-    // The LISTEN connection came back (or a notification we cannot read): whatever was missed is caught up.
     for (const stream of streamsOf(hub)) stream.catchingUp = true;
   }
   schedule(hub);

@@ -1,7 +1,7 @@
 // SQL of payments: customers, the payment-method mirror, holds and handled
 // webhook events. Queries for a user's data take the client id (another
 // client's rows are not found) and the processor account.
-import type { Queryable } from '../../platform/db.ts';
+import type { NamedStatement, Queryable } from '../../platform/db.ts';
 
 /** Whose payment data: one user of one client, at one processor account. */
 export interface Owner {
@@ -39,13 +39,16 @@ const PM_COLUMNS =
 // --- customers ------------------------------------------------------------------
 
 export async function findCustomer(db: Queryable, owner: Owner, options: { forUpdate?: boolean } = {}): Promise<CustomerRow | undefined> {
-  const { rows } = await db.query<CustomerRow>(
-    `SELECT client_id, user_id, account, customer_id FROM payment_customers
-      WHERE client_id = $1 AND user_id = $2 AND account = $3${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [owner.clientId, owner.userId, owner.account],
-  );
+  const { rows } = await db.query<CustomerRow>(options.forUpdate ? FIND_CUSTOMER_FOR_UPDATE : FIND_CUSTOMER, [owner.clientId, owner.userId, owner.account]);
   return rows[0];
 }
+
+// The hot reads of the money path (a start, a poll of a session, a webhook) are prepared once per connection.
+const FIND_CUSTOMER: NamedStatement = {
+  name: 'payments.find-customer',
+  text: 'SELECT client_id, user_id, account, customer_id FROM payment_customers WHERE client_id = $1 AND user_id = $2 AND account = $3',
+};
+const FIND_CUSTOMER_FOR_UPDATE: NamedStatement = { name: 'payments.find-customer-for-update', text: `${FIND_CUSTOMER.text} FOR UPDATE` };
 
 /** The owner of a processor customer (webhooks arrive without a client). */
 export async function findCustomerOwner(db: Queryable, account: string, customerId: string): Promise<CustomerRow | undefined> {
@@ -94,12 +97,14 @@ export async function allPaymentMethods(db: Queryable, owner: Owner): Promise<Pa
 }
 
 export async function findPaymentMethod(db: Queryable, owner: Owner, id: string): Promise<PaymentMethodRow | undefined> {
-  const { rows } = await db.query<PaymentMethodRow>(
-    `SELECT ${PM_COLUMNS} FROM payment_methods WHERE client_id = $1 AND user_id = $2 AND account = $3 AND id = $4`,
-    [owner.clientId, owner.userId, owner.account, id],
-  );
+  const { rows } = await db.query<PaymentMethodRow>(FIND_PAYMENT_METHOD, [owner.clientId, owner.userId, owner.account, id]);
   return rows[0];
 }
+
+const FIND_PAYMENT_METHOD: NamedStatement = {
+  name: 'payments.find-method',
+  text: `SELECT ${PM_COLUMNS} FROM payment_methods WHERE client_id = $1 AND user_id = $2 AND account = $3 AND id = $4`,
+};
 
 /** Whoever's it is (webhooks). */
 export async function findPaymentMethodById(db: Queryable, account: string, id: string): Promise<PaymentMethodRow | undefined> {
@@ -247,9 +252,14 @@ export async function insertHold(
 
 /** The hold for a reference (references are unique per account, whichever client's). */
 export async function findHoldByReference(db: Queryable, account: string, reference: string) {
-  const { rows } = await db.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND reference = $2`, [account, reference]);
+  const { rows } = await db.query<HoldRow>(FIND_HOLD_BY_REFERENCE, [account, reference]);
   return rows[0];
 }
+
+const FIND_HOLD_BY_REFERENCE: NamedStatement = {
+  name: 'payments.find-hold-by-reference',
+  text: `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND reference = $2`,
+};
 
 /** The holds of these references (any order); missing references are absent. */
 export async function findHoldsByReferences(db: Queryable, account: string, references: readonly string[]): Promise<HoldRow[]> {
@@ -395,8 +405,13 @@ export async function purgeLapsedClaims(db: Queryable, ms: number): Promise<void
 
 // --- webhook events -----------------------------------------------------------------
 
+const WEBHOOK_EVENT_HANDLED: NamedStatement = {
+  name: 'payments.webhook-event-handled',
+  text: 'SELECT 1 FROM payment_webhook_events WHERE account = $1 AND event_id = $2',
+};
+
 export async function webhookEventHandled(db: Queryable, account: string, eventId: string): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM payment_webhook_events WHERE account = $1 AND event_id = $2', [account, eventId]);
+  const { rows } = await db.query(WEBHOOK_EVENT_HANDLED, [account, eventId]);
   return rows.length === 1;
 }
 

@@ -60,12 +60,16 @@ export async function findLiveUserForClient(
   userId: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<UserRow | undefined> {
-  const { rows } = await db.query<UserRow>(
-    `SELECT ${USER_COLUMNS} FROM users WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [clientId, userId],
-  );
+  const { rows } = await db.query<UserRow>(options.forUpdate ? FIND_LIVE_USER_FOR_UPDATE : FIND_LIVE_USER, [clientId, userId]);
   return rows[0];
 }
+
+// Every request about a user reads it first (a poll of its session too): prepared once per connection.
+const FIND_LIVE_USER: NamedStatement = {
+  name: 'users.find-live',
+  text: `SELECT ${USER_COLUMNS} FROM users WHERE client_id = $1 AND id = $2 AND deleted_at IS NULL`,
+};
+const FIND_LIVE_USER_FOR_UPDATE: NamedStatement = { name: 'users.find-live-for-update', text: `${FIND_LIVE_USER.text} FOR UPDATE` };
 
 /** Users per bucket of the list (migration 0018); the head is settled into buckets once it holds twice as many. */
 export const USER_LIST_BUCKET_SIZE = 1_000;

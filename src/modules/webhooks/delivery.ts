@@ -3,7 +3,7 @@
 // shared by every process on the database: a worker claims due ones under a
 // lease (repository.ts claimDueDeliveries), sends each with no transaction
 // open (send.ts), and records its outcome (outcome.ts). It wakes on the
-// NOTIFY every recorded event sends (EVENTS_CHANNEL) and on a timer, for
+// NOTIFY that follows recorded events (EVENTS_CHANNEL) and on a timer, for
 // retries that come due. At most `concurrency` deliveries are in flight in
 // the process and `perEndpoint` per endpoint across processes, each bounded
 // by the timeout, so a slow or dead receiver holds a few slots of its own and

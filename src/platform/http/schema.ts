@@ -1,7 +1,7 @@
 // Schema helpers shared by every module's routes: the problem body, nullable
 // fields, and the standard error responses each route documents.
 import { type Static, type TSchema, Type } from 'typebox';
-import { AppError, type ErrorCode, type FieldError, renderProblem } from '../errors.ts';
+import { AppError, ERROR_CODES, type ErrorCode, type FieldError, renderProblem } from '../errors.ts';
 
 /** A JSON-Schema `type: [T, "null"]` field: one clear validation message instead of an anyOf pair. */
 export function Nullable<T extends TSchema>(schema: T) {
@@ -19,7 +19,7 @@ export const ProblemSchema = Type.Object(
     status: Type.Integer(),
     detail: Type.String({ description: 'Human-readable explanation. For 500 it holds only a support id.' }),
     error: Type.Object({
-      type: Type.String({ description: 'Machine-readable error code; clients switch on this.' }),
+      type: Type.Unsafe<ErrorCode>({ type: 'string', enum: Object.keys(ERROR_CODES), description: 'Machine-readable error code; clients switch on this.' }),
       details: Type.String(),
       payment_intent_client_secret: Type.Optional(Type.String()),
     }),
@@ -28,6 +28,34 @@ export const ProblemSchema = Type.Object(
   },
   { description: 'RFC 9457 problem details, also carrying the reference API error envelope (detail, error.type, error.details).' },
 );
+
+/** Where the OpenAPI document keeps the problem body once (every error response refers to it). */
+export const PROBLEM_COMPONENT = 'Problem';
+
+/**
+ * The OpenAPI document with the problem body as one named component (`#/components/schemas/Problem`) instead of a
+ * copy in every error response: the same schema, so a generated client has one Problem type. Only the document
+ * changes; the routes still validate and serialize with ProblemSchema itself.
+ */
+export function problemAsComponent<T extends { paths?: Record<string, unknown>; components?: { schemas?: Record<string, unknown> } }>(document: T): T {
+  const ref = { $ref: `#/components/schemas/${PROBLEM_COMPONENT}` };
+  for (const item of Object.values(document.paths ?? {}) as Record<
+    string,
+    { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }
+  >[]) {
+    for (const operation of Object.values(item)) {
+      for (const response of Object.values(operation?.responses ?? {})) {
+        const problem = response?.content?.['application/problem+json'];
+        if (problem?.schema) problem.schema = ref;
+      }
+    }
+  }
+  document.components = {
+    ...document.components,
+    schemas: { ...document.components?.schemas, [PROBLEM_COMPONENT]: JSON.parse(JSON.stringify(ProblemSchema)) },
+  };
+  return document;
+}
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid input (validation_error); `errors` names the fields.',
