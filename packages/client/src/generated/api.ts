@@ -17,9 +17,15 @@ export interface paths {
                     connector_types?: ("CHADEMO" | "DOMESTIC_A" | "DOMESTIC_B" | "DOMESTIC_C" | "DOMESTIC_D" | "DOMESTIC_E" | "DOMESTIC_F" | "DOMESTIC_G" | "DOMESTIC_H" | "DOMESTIC_I" | "DOMESTIC_J" | "DOMESTIC_K" | "DOMESTIC_L" | "IEC_60309_2_single_16" | "IEC_60309_2_three_16" | "IEC_60309_2_three_32" | "IEC_60309_2_three_64" | "IEC_62196_T1" | "IEC_62196_T1_COMBO" | "IEC_62196_T2" | "IEC_62196_T2_COMBO" | "IEC_62196_T3A" | "IEC_62196_T3C" | "TESLA_R" | "TESLA_S" | "VENDOR_R" | "VENDOR_S")[];
                     /** @description Radius in meters (max 100000). */
                     distance?: number;
-                    /** @description Centre of the search. */
+                    /**
+                     * @description Centre of the search.
+                     * @example 52.52
+                     */
                     latitude: number;
-                    /** @description Centre of the search. */
+                    /**
+                     * @description Centre of the search.
+                     * @example 13.405
+                     */
                     longitude: number;
                     /** @description Only stations with an AVAILABLE EVSE. */
                     only_available?: boolean;
@@ -280,8 +286,12 @@ export interface paths {
         get: {
             parameters: {
                 query: {
+                    /** @example DE*HHC*ESCN*NORMAL */
                     id: string;
-                    /** @description What `id` refers to. */
+                    /**
+                     * @description What `id` refers to.
+                     * @example evse_id
+                     */
                     type: "evse_id" | "station_id";
                 };
                 header?: never;
@@ -296,6 +306,105 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                         *       "name": "Sandbox scenarios (Helion Highway Charging)",
+                         *       "address": "Scenario Street 1, Berlin",
+                         *       "coordinates": {
+                         *         "latitude": "52.521000",
+                         *         "longitude": "13.406000"
+                         *       },
+                         *       "opening_times": {
+                         *         "twentyfourseven": true,
+                         *         "regular_hours": []
+                         *       },
+                         *       "operator": {
+                         *         "name": "Helion Highway Charging",
+                         *         "contact": {
+                         *           "phone": null
+                         *         }
+                         *       },
+                         *       "is_partner": false,
+                         *       "evses": [
+                         *         {
+                         *           "evse_id": "DE*HHC*ESCN*NORMAL",
+                         *           "status": "AVAILABLE"
+                         *         },
+                         *         {
+                         *           "evse_id": "DE*HHC*ESCN*REJECT",
+                         *           "status": "AVAILABLE"
+                         *         }
+                         *       ],
+                         *       "last_updated": "2026-03-02T08:00:00.000Z",
+                         *       "speed": "fast",
+                         *       "status": "free",
+                         *       "amenities": [],
+                         *       "price_groups": [
+                         *         {
+                         *           "type": "IEC_62196_T2_COMBO",
+                         *           "power": 50,
+                         *           "evse_ids": [
+                         *             "DE*HHC*ESCN*NORMAL",
+                         *             "DE*HHC*ESCN*REJECT"
+                         *           ],
+                         *           "prices": {
+                         *             "time_price": {
+                         *               "ALL": [
+                         *                 {
+                         *                   "time_from": "00:00",
+                         *                   "time_to": "24:00",
+                         *                   "date_from": "",
+                         *                   "date_to": "",
+                         *                   "gross_price": "1.20",
+                         *                   "user_facing_price": "0.0238",
+                         *                   "tax": 19,
+                         *                   "grace_period_minutes": null,
+                         *                   "blocking_cap": null
+                         *                 }
+                         *               ]
+                         *             },
+                         *             "kwh_price": {
+                         *               "ALL": [
+                         *                 {
+                         *                   "time_from": "00:00",
+                         *                   "time_to": "24:00",
+                         *                   "date_from": "",
+                         *                   "date_to": "",
+                         *                   "gross_price": "0.45",
+                         *                   "user_facing_price": "0.54",
+                         *                   "tax": 19,
+                         *                   "grace_period_minutes": null,
+                         *                   "blocking_cap": null
+                         *                 }
+                         *               ]
+                         *             },
+                         *             "blocking_fee": null,
+                         *             "session_fee": {
+                         *               "ALL": [
+                         *                 {
+                         *                   "time_from": "00:00",
+                         *                   "time_to": "24:00",
+                         *                   "date_from": "",
+                         *                   "date_to": "",
+                         *                   "gross_price": "0.50",
+                         *                   "user_facing_price": "0.60",
+                         *                   "tax": 19,
+                         *                   "grace_period_minutes": null,
+                         *                   "blocking_cap": null
+                         *                 }
+                         *               ]
+                         *             },
+                         *             "starting_fee": null
+                         *           },
+                         *           "currency": "EUR",
+                         *           "pre_authorization_amount": "29.00",
+                         *           "is_fallback": false,
+                         *           "local_datetime": "2026-03-02T10:15:04+01:00"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             address: string;
                             amenities: ("HOTEL" | "RESTAURANT" | "CAFE" | "MALL" | "SUPERMARKET" | "SPORT" | "RECREATION_AREA" | "NATURE" | "MUSEUM" | "BUS_STOP" | "TAXI_STAND" | "TRAIN_STATION" | "AIRPORT" | "CARPOOL_PARKING" | "FUEL_STATION" | "WIFI")[];
@@ -606,11 +715,24 @@ export interface paths {
                     operators?: string[];
                     /** @description Speeds to show. */
                     power_groups?: ("slow" | "fast" | "turbo")[];
-                    /** @description Tile X coordinates. */
+                    /**
+                     * @description Tile X coordinates (each below 2^z).
+                     * @example [
+                     *       34
+                     *     ]
+                     */
                     x: number[];
-                    /** @description Tile Y coordinates, paired with x. */
+                    /**
+                     * @description Tile Y coordinates, paired with x (each below 2^z).
+                     * @example [
+                     *       21
+                     *     ]
+                     */
                     y: number[];
-                    /** @description Zoom level. */
+                    /**
+                     * @description Zoom level.
+                     * @example 6
+                     */
                     z: number;
                 };
                 header?: never;
@@ -625,6 +747,55 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "type": "FeatureCollection",
+                         *       "features": [
+                         *         {
+                         *           "type": "Feature",
+                         *           "geometry": {
+                         *             "type": "Point",
+                         *             "coordinates": [
+                         *               "13.379193",
+                         *               "52.534423"
+                         *             ]
+                         *           },
+                         *           "properties": {
+                         *             "count": 2,
+                         *             "expansion_zoom": 7,
+                         *             "speed": "turbo",
+                         *             "status": "free"
+                         *           },
+                         *           "cluster_id": "6/1572"
+                         *         },
+                         *         {
+                         *           "type": "Feature",
+                         *           "geometry": {
+                         *             "type": "Point",
+                         *             "coordinates": [
+                         *               "13.406000",
+                         *               "52.521000"
+                         *             ]
+                         *           },
+                         *           "properties": {
+                         *             "count": 1,
+                         *             "speed": "fast",
+                         *             "status": "free",
+                         *             "operator_id": "DE*HHC"
+                         *           },
+                         *           "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                         *           "custom_properties": {
+                         *             "is_partner": false
+                         *           },
+                         *           "price_properties": {
+                         *             "price": "0.54",
+                         *             "type": "charging_price",
+                         *             "currency": "EUR"
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             features: {
                                 /** @description Cluster features only. */
@@ -848,6 +1019,18 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "88ca869c-2ffb-46d4-99c6-1aa74ae876cd",
+                         *       "email": "ada@example.com",
+                         *       "locale": "en",
+                         *       "custom_properties": {
+                         *         "external_id": "42"
+                         *       },
+                         *       "created_at": "2026-03-02T09:14:20.512Z",
+                         *       "updated_at": "2026-03-02T09:14:20.512Z"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: date-time */
                             created_at: string;
@@ -951,6 +1134,18 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "88ca869c-2ffb-46d4-99c6-1aa74ae876cd",
+                         *       "email": "ada@example.com",
+                         *       "locale": "en",
+                         *       "custom_properties": {
+                         *         "external_id": "42"
+                         *       },
+                         *       "created_at": "2026-03-02T09:14:20.512Z",
+                         *       "updated_at": "2026-03-02T09:14:20.512Z"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: date-time */
                             created_at: string;
@@ -1149,6 +1344,18 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "88ca869c-2ffb-46d4-99c6-1aa74ae876cd",
+                         *       "email": "ada@example.com",
+                         *       "locale": "en",
+                         *       "custom_properties": {
+                         *         "external_id": "42"
+                         *       },
+                         *       "created_at": "2026-03-02T09:14:20.512Z",
+                         *       "updated_at": "2026-03-02T09:14:20.512Z"
+                         *     }
+                         */
                         "application/json": {
                             /** Format: date-time */
                             created_at: string;
@@ -1260,6 +1467,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "account_type": "personal",
+                         *       "first_name": "Ada",
+                         *       "last_name": "Lovelace",
+                         *       "company_name": null,
+                         *       "vat_number": null,
+                         *       "vat_id": null,
+                         *       "tax_id": null,
+                         *       "line1": "Example Street 1",
+                         *       "postal_code": "10115",
+                         *       "city": "Berlin",
+                         *       "country": "DE",
+                         *       "updated_at": "2026-03-02T09:14:31.204Z"
+                         *     }
+                         */
                         "application/json": {
                             /** @enum {string} */
                             account_type: "personal" | "business";
@@ -1365,6 +1588,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "account_type": "personal",
+                         *       "first_name": "Ada",
+                         *       "last_name": "Lovelace",
+                         *       "company_name": null,
+                         *       "vat_number": null,
+                         *       "vat_id": null,
+                         *       "tax_id": null,
+                         *       "line1": "Example Street 1",
+                         *       "postal_code": "10115",
+                         *       "city": "Berlin",
+                         *       "country": "DE",
+                         *       "updated_at": "2026-03-02T09:14:31.204Z"
+                         *     }
+                         */
                         "application/json": {
                             /** @enum {string} */
                             account_type: "personal" | "business";
@@ -1684,6 +1923,67 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
+                         *       "status": "active",
+                         *       "is_active": true,
+                         *       "start_time": "2026-03-02T09:15:06.287Z",
+                         *       "end_time": null,
+                         *       "duration": 58,
+                         *       "consumed_energy": "9.683",
+                         *       "evse_id": "DE*HHC*ESCN*NORMAL",
+                         *       "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                         *       "station_info": {
+                         *         "station_name": "Sandbox scenarios (Helion Highway Charging)",
+                         *         "station_address": "Scenario Street 1, Berlin",
+                         *         "country": "DEU",
+                         *         "station_speed": "fast",
+                         *         "connector_standard": "IEC_62196_T2_COMBO",
+                         *         "connector_power": 50,
+                         *         "support_phone": null,
+                         *         "latitude": "52.521000",
+                         *         "longitude": "13.406000"
+                         *       },
+                         *       "is_partner": false,
+                         *       "logo_url": null,
+                         *       "user_facing_session_prices": {
+                         *         "kwh_price": "0.54",
+                         *         "time_price": "0.0238",
+                         *         "session_fee": "0.60",
+                         *         "blocking_fee": null,
+                         *         "starting_fee": null,
+                         *         "grace_period_minutes": null,
+                         *         "blocking_cap": null,
+                         *         "currency": "EUR"
+                         *       },
+                         *       "session_cost": {
+                         *         "kwh_cost": null,
+                         *         "time_cost": null,
+                         *         "session_fee_cost": null,
+                         *         "blocking_fee_cost": null,
+                         *         "starting_fee_cost": null,
+                         *         "invoice_download": null,
+                         *         "invoice_vat": "0.00",
+                         *         "invoice_summary": "0.00",
+                         *         "invoice_credits": "0.00",
+                         *         "invoice_discount": "0.00",
+                         *         "currency": "EUR"
+                         *       },
+                         *       "estimated_cost": "5.80",
+                         *       "pre_authorization": {
+                         *         "amount": "29.00",
+                         *         "currency": "EUR",
+                         *         "status": "authorized"
+                         *       },
+                         *       "payment_method_id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                         *       "failure_reason": null,
+                         *       "rates": null,
+                         *       "created_at": "2026-03-02T09:15:05.158Z",
+                         *       "updated_at": "2026-03-02T09:16:04.420Z",
+                         *       "version": 13
+                         *     }
+                         */
                         "application/json": {
                             /** @description kWh, 3 decimals. */
                             consumed_energy: string;
@@ -1873,6 +2173,67 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
+                         *       "status": "active",
+                         *       "is_active": true,
+                         *       "start_time": "2026-03-02T09:15:06.287Z",
+                         *       "end_time": null,
+                         *       "duration": 58,
+                         *       "consumed_energy": "9.683",
+                         *       "evse_id": "DE*HHC*ESCN*NORMAL",
+                         *       "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                         *       "station_info": {
+                         *         "station_name": "Sandbox scenarios (Helion Highway Charging)",
+                         *         "station_address": "Scenario Street 1, Berlin",
+                         *         "country": "DEU",
+                         *         "station_speed": "fast",
+                         *         "connector_standard": "IEC_62196_T2_COMBO",
+                         *         "connector_power": 50,
+                         *         "support_phone": null,
+                         *         "latitude": "52.521000",
+                         *         "longitude": "13.406000"
+                         *       },
+                         *       "is_partner": false,
+                         *       "logo_url": null,
+                         *       "user_facing_session_prices": {
+                         *         "kwh_price": "0.54",
+                         *         "time_price": "0.0238",
+                         *         "session_fee": "0.60",
+                         *         "blocking_fee": null,
+                         *         "starting_fee": null,
+                         *         "grace_period_minutes": null,
+                         *         "blocking_cap": null,
+                         *         "currency": "EUR"
+                         *       },
+                         *       "session_cost": {
+                         *         "kwh_cost": null,
+                         *         "time_cost": null,
+                         *         "session_fee_cost": null,
+                         *         "blocking_fee_cost": null,
+                         *         "starting_fee_cost": null,
+                         *         "invoice_download": null,
+                         *         "invoice_vat": "0.00",
+                         *         "invoice_summary": "0.00",
+                         *         "invoice_credits": "0.00",
+                         *         "invoice_discount": "0.00",
+                         *         "currency": "EUR"
+                         *       },
+                         *       "estimated_cost": "5.80",
+                         *       "pre_authorization": {
+                         *         "amount": "29.00",
+                         *         "currency": "EUR",
+                         *         "status": "authorized"
+                         *       },
+                         *       "payment_method_id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                         *       "failure_reason": null,
+                         *       "rates": null,
+                         *       "created_at": "2026-03-02T09:15:05.158Z",
+                         *       "updated_at": "2026-03-02T09:16:04.420Z",
+                         *       "version": 13
+                         *     }
+                         */
                         "application/json": {
                             /** @description kWh, 3 decimals. */
                             consumed_energy: string;
@@ -2120,7 +2481,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem. */
+                /** @description Too many requests (rate_limited); see Retry-After. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2138,7 +2499,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem. */
+                /** @description Temporarily unavailable (the database, the payment processor, start-up); retry after Retry-After seconds. */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2253,7 +2614,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem. */
+                /** @description Temporarily unavailable (the database, the payment processor, start-up); retry after Retry-After seconds. */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2313,6 +2674,67 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
+                         *       "status": "active",
+                         *       "is_active": true,
+                         *       "start_time": "2026-03-02T09:15:06.287Z",
+                         *       "end_time": null,
+                         *       "duration": 58,
+                         *       "consumed_energy": "9.683",
+                         *       "evse_id": "DE*HHC*ESCN*NORMAL",
+                         *       "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                         *       "station_info": {
+                         *         "station_name": "Sandbox scenarios (Helion Highway Charging)",
+                         *         "station_address": "Scenario Street 1, Berlin",
+                         *         "country": "DEU",
+                         *         "station_speed": "fast",
+                         *         "connector_standard": "IEC_62196_T2_COMBO",
+                         *         "connector_power": 50,
+                         *         "support_phone": null,
+                         *         "latitude": "52.521000",
+                         *         "longitude": "13.406000"
+                         *       },
+                         *       "is_partner": false,
+                         *       "logo_url": null,
+                         *       "user_facing_session_prices": {
+                         *         "kwh_price": "0.54",
+                         *         "time_price": "0.0238",
+                         *         "session_fee": "0.60",
+                         *         "blocking_fee": null,
+                         *         "starting_fee": null,
+                         *         "grace_period_minutes": null,
+                         *         "blocking_cap": null,
+                         *         "currency": "EUR"
+                         *       },
+                         *       "session_cost": {
+                         *         "kwh_cost": null,
+                         *         "time_cost": null,
+                         *         "session_fee_cost": null,
+                         *         "blocking_fee_cost": null,
+                         *         "starting_fee_cost": null,
+                         *         "invoice_download": null,
+                         *         "invoice_vat": "0.00",
+                         *         "invoice_summary": "0.00",
+                         *         "invoice_credits": "0.00",
+                         *         "invoice_discount": "0.00",
+                         *         "currency": "EUR"
+                         *       },
+                         *       "estimated_cost": "5.80",
+                         *       "pre_authorization": {
+                         *         "amount": "29.00",
+                         *         "currency": "EUR",
+                         *         "status": "authorized"
+                         *       },
+                         *       "payment_method_id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                         *       "failure_reason": null,
+                         *       "rates": null,
+                         *       "created_at": "2026-03-02T09:15:05.158Z",
+                         *       "updated_at": "2026-03-02T09:16:04.420Z",
+                         *       "version": 13
+                         *     }
+                         */
                         "application/json": {
                             /** @description kWh, 3 decimals. */
                             consumed_energy: string;
@@ -2485,7 +2907,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem. */
+                /** @description The charge point operator refused or did not answer, or the station data could not be obtained. */
                 424: {
                     headers: {
                         [name: string]: unknown;
@@ -2503,7 +2925,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem. */
+                /** @description Temporarily unavailable (the database, the payment processor, start-up); retry after Retry-After seconds. */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2609,7 +3031,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem. */
+                /** @description The charge point operator refused or did not answer, or the station data could not be obtained. */
                 424: {
                     headers: {
                         [name: string]: unknown;
@@ -2979,7 +3401,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem. */
+                /** @description Temporarily unavailable (the database, the payment processor, start-up); retry after Retry-After seconds. */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3097,7 +3519,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem. */
+                /** @description Temporarily unavailable (the database, the payment processor, start-up); retry after Retry-After seconds. */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3146,6 +3568,17 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "seti_aVMxdFx28h2Ick6W5E9Snid8",
+                         *       "client_secret": "seti_aVMxdFx28h2Ick6W5E9Snid8_secret_9oFAr9WiX5SiJHDE5BfR9XED",
+                         *       "setup_intent_client_secret": "seti_aVMxdFx28h2Ick6W5E9Snid8_secret_9oFAr9WiX5SiJHDE5BfR9XED",
+                         *       "status": "requires_payment_method",
+                         *       "pm_type": "card",
+                         *       "processor": "stripe_sandbox",
+                         *       "publishable_key": "pk_test_sandbox5Y1SWvfKGAKzBmb6QL6fN5fpMUlNholu"
+                         *     }
+                         */
                         "application/json": {
                             /** @description Confirm the setup intent with it through the processor’s SDK (or /sandbox/... while the sandbox is active). */
                             client_secret: string;
@@ -3212,7 +3645,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem. */
+                /** @description Temporarily unavailable (the database, the payment processor, start-up); retry after Retry-After seconds. */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4387,6 +4820,67 @@ export interface webhooks {
                         /** Format: date-time */
                         created_at: string;
                         data: {
+                            /**
+                             * @example {
+                             *       "id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
+                             *       "status": "active",
+                             *       "is_active": true,
+                             *       "start_time": "2026-03-02T09:15:06.287Z",
+                             *       "end_time": null,
+                             *       "duration": 58,
+                             *       "consumed_energy": "9.683",
+                             *       "evse_id": "DE*HHC*ESCN*NORMAL",
+                             *       "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                             *       "station_info": {
+                             *         "station_name": "Sandbox scenarios (Helion Highway Charging)",
+                             *         "station_address": "Scenario Street 1, Berlin",
+                             *         "country": "DEU",
+                             *         "station_speed": "fast",
+                             *         "connector_standard": "IEC_62196_T2_COMBO",
+                             *         "connector_power": 50,
+                             *         "support_phone": null,
+                             *         "latitude": "52.521000",
+                             *         "longitude": "13.406000"
+                             *       },
+                             *       "is_partner": false,
+                             *       "logo_url": null,
+                             *       "user_facing_session_prices": {
+                             *         "kwh_price": "0.54",
+                             *         "time_price": "0.0238",
+                             *         "session_fee": "0.60",
+                             *         "blocking_fee": null,
+                             *         "starting_fee": null,
+                             *         "grace_period_minutes": null,
+                             *         "blocking_cap": null,
+                             *         "currency": "EUR"
+                             *       },
+                             *       "session_cost": {
+                             *         "kwh_cost": null,
+                             *         "time_cost": null,
+                             *         "session_fee_cost": null,
+                             *         "blocking_fee_cost": null,
+                             *         "starting_fee_cost": null,
+                             *         "invoice_download": null,
+                             *         "invoice_vat": "0.00",
+                             *         "invoice_summary": "0.00",
+                             *         "invoice_credits": "0.00",
+                             *         "invoice_discount": "0.00",
+                             *         "currency": "EUR"
+                             *       },
+                             *       "estimated_cost": "5.80",
+                             *       "pre_authorization": {
+                             *         "amount": "29.00",
+                             *         "currency": "EUR",
+                             *         "status": "authorized"
+                             *       },
+                             *       "payment_method_id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                             *       "failure_reason": null,
+                             *       "rates": null,
+                             *       "created_at": "2026-03-02T09:15:05.158Z",
+                             *       "updated_at": "2026-03-02T09:16:04.420Z",
+                             *       "version": 13
+                             *     }
+                             */
                             object: {
                                 /** @description kWh, 3 decimals. */
                                 consumed_energy: string;
@@ -4556,6 +5050,67 @@ export interface webhooks {
                         /** Format: date-time */
                         created_at: string;
                         data: {
+                            /**
+                             * @example {
+                             *       "id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
+                             *       "status": "active",
+                             *       "is_active": true,
+                             *       "start_time": "2026-03-02T09:15:06.287Z",
+                             *       "end_time": null,
+                             *       "duration": 58,
+                             *       "consumed_energy": "9.683",
+                             *       "evse_id": "DE*HHC*ESCN*NORMAL",
+                             *       "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                             *       "station_info": {
+                             *         "station_name": "Sandbox scenarios (Helion Highway Charging)",
+                             *         "station_address": "Scenario Street 1, Berlin",
+                             *         "country": "DEU",
+                             *         "station_speed": "fast",
+                             *         "connector_standard": "IEC_62196_T2_COMBO",
+                             *         "connector_power": 50,
+                             *         "support_phone": null,
+                             *         "latitude": "52.521000",
+                             *         "longitude": "13.406000"
+                             *       },
+                             *       "is_partner": false,
+                             *       "logo_url": null,
+                             *       "user_facing_session_prices": {
+                             *         "kwh_price": "0.54",
+                             *         "time_price": "0.0238",
+                             *         "session_fee": "0.60",
+                             *         "blocking_fee": null,
+                             *         "starting_fee": null,
+                             *         "grace_period_minutes": null,
+                             *         "blocking_cap": null,
+                             *         "currency": "EUR"
+                             *       },
+                             *       "session_cost": {
+                             *         "kwh_cost": null,
+                             *         "time_cost": null,
+                             *         "session_fee_cost": null,
+                             *         "blocking_fee_cost": null,
+                             *         "starting_fee_cost": null,
+                             *         "invoice_download": null,
+                             *         "invoice_vat": "0.00",
+                             *         "invoice_summary": "0.00",
+                             *         "invoice_credits": "0.00",
+                             *         "invoice_discount": "0.00",
+                             *         "currency": "EUR"
+                             *       },
+                             *       "estimated_cost": "5.80",
+                             *       "pre_authorization": {
+                             *         "amount": "29.00",
+                             *         "currency": "EUR",
+                             *         "status": "authorized"
+                             *       },
+                             *       "payment_method_id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                             *       "failure_reason": null,
+                             *       "rates": null,
+                             *       "created_at": "2026-03-02T09:15:05.158Z",
+                             *       "updated_at": "2026-03-02T09:16:04.420Z",
+                             *       "version": 13
+                             *     }
+                             */
                             object: {
                                 /** @description kWh, 3 decimals. */
                                 consumed_energy: string;
@@ -4725,6 +5280,67 @@ export interface webhooks {
                         /** Format: date-time */
                         created_at: string;
                         data: {
+                            /**
+                             * @example {
+                             *       "id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
+                             *       "status": "active",
+                             *       "is_active": true,
+                             *       "start_time": "2026-03-02T09:15:06.287Z",
+                             *       "end_time": null,
+                             *       "duration": 58,
+                             *       "consumed_energy": "9.683",
+                             *       "evse_id": "DE*HHC*ESCN*NORMAL",
+                             *       "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                             *       "station_info": {
+                             *         "station_name": "Sandbox scenarios (Helion Highway Charging)",
+                             *         "station_address": "Scenario Street 1, Berlin",
+                             *         "country": "DEU",
+                             *         "station_speed": "fast",
+                             *         "connector_standard": "IEC_62196_T2_COMBO",
+                             *         "connector_power": 50,
+                             *         "support_phone": null,
+                             *         "latitude": "52.521000",
+                             *         "longitude": "13.406000"
+                             *       },
+                             *       "is_partner": false,
+                             *       "logo_url": null,
+                             *       "user_facing_session_prices": {
+                             *         "kwh_price": "0.54",
+                             *         "time_price": "0.0238",
+                             *         "session_fee": "0.60",
+                             *         "blocking_fee": null,
+                             *         "starting_fee": null,
+                             *         "grace_period_minutes": null,
+                             *         "blocking_cap": null,
+                             *         "currency": "EUR"
+                             *       },
+                             *       "session_cost": {
+                             *         "kwh_cost": null,
+                             *         "time_cost": null,
+                             *         "session_fee_cost": null,
+                             *         "blocking_fee_cost": null,
+                             *         "starting_fee_cost": null,
+                             *         "invoice_download": null,
+                             *         "invoice_vat": "0.00",
+                             *         "invoice_summary": "0.00",
+                             *         "invoice_credits": "0.00",
+                             *         "invoice_discount": "0.00",
+                             *         "currency": "EUR"
+                             *       },
+                             *       "estimated_cost": "5.80",
+                             *       "pre_authorization": {
+                             *         "amount": "29.00",
+                             *         "currency": "EUR",
+                             *         "status": "authorized"
+                             *       },
+                             *       "payment_method_id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                             *       "failure_reason": null,
+                             *       "rates": null,
+                             *       "created_at": "2026-03-02T09:15:05.158Z",
+                             *       "updated_at": "2026-03-02T09:16:04.420Z",
+                             *       "version": 13
+                             *     }
+                             */
                             object: {
                                 /** @description kWh, 3 decimals. */
                                 consumed_energy: string;
@@ -4894,6 +5510,67 @@ export interface webhooks {
                         /** Format: date-time */
                         created_at: string;
                         data: {
+                            /**
+                             * @example {
+                             *       "id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
+                             *       "status": "active",
+                             *       "is_active": true,
+                             *       "start_time": "2026-03-02T09:15:06.287Z",
+                             *       "end_time": null,
+                             *       "duration": 58,
+                             *       "consumed_energy": "9.683",
+                             *       "evse_id": "DE*HHC*ESCN*NORMAL",
+                             *       "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                             *       "station_info": {
+                             *         "station_name": "Sandbox scenarios (Helion Highway Charging)",
+                             *         "station_address": "Scenario Street 1, Berlin",
+                             *         "country": "DEU",
+                             *         "station_speed": "fast",
+                             *         "connector_standard": "IEC_62196_T2_COMBO",
+                             *         "connector_power": 50,
+                             *         "support_phone": null,
+                             *         "latitude": "52.521000",
+                             *         "longitude": "13.406000"
+                             *       },
+                             *       "is_partner": false,
+                             *       "logo_url": null,
+                             *       "user_facing_session_prices": {
+                             *         "kwh_price": "0.54",
+                             *         "time_price": "0.0238",
+                             *         "session_fee": "0.60",
+                             *         "blocking_fee": null,
+                             *         "starting_fee": null,
+                             *         "grace_period_minutes": null,
+                             *         "blocking_cap": null,
+                             *         "currency": "EUR"
+                             *       },
+                             *       "session_cost": {
+                             *         "kwh_cost": null,
+                             *         "time_cost": null,
+                             *         "session_fee_cost": null,
+                             *         "blocking_fee_cost": null,
+                             *         "starting_fee_cost": null,
+                             *         "invoice_download": null,
+                             *         "invoice_vat": "0.00",
+                             *         "invoice_summary": "0.00",
+                             *         "invoice_credits": "0.00",
+                             *         "invoice_discount": "0.00",
+                             *         "currency": "EUR"
+                             *       },
+                             *       "estimated_cost": "5.80",
+                             *       "pre_authorization": {
+                             *         "amount": "29.00",
+                             *         "currency": "EUR",
+                             *         "status": "authorized"
+                             *       },
+                             *       "payment_method_id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                             *       "failure_reason": null,
+                             *       "rates": null,
+                             *       "created_at": "2026-03-02T09:15:05.158Z",
+                             *       "updated_at": "2026-03-02T09:16:04.420Z",
+                             *       "version": 13
+                             *     }
+                             */
                             object: {
                                 /** @description kWh, 3 decimals. */
                                 consumed_energy: string;
@@ -5063,6 +5740,67 @@ export interface webhooks {
                         /** Format: date-time */
                         created_at: string;
                         data: {
+                            /**
+                             * @example {
+                             *       "id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
+                             *       "status": "active",
+                             *       "is_active": true,
+                             *       "start_time": "2026-03-02T09:15:06.287Z",
+                             *       "end_time": null,
+                             *       "duration": 58,
+                             *       "consumed_energy": "9.683",
+                             *       "evse_id": "DE*HHC*ESCN*NORMAL",
+                             *       "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                             *       "station_info": {
+                             *         "station_name": "Sandbox scenarios (Helion Highway Charging)",
+                             *         "station_address": "Scenario Street 1, Berlin",
+                             *         "country": "DEU",
+                             *         "station_speed": "fast",
+                             *         "connector_standard": "IEC_62196_T2_COMBO",
+                             *         "connector_power": 50,
+                             *         "support_phone": null,
+                             *         "latitude": "52.521000",
+                             *         "longitude": "13.406000"
+                             *       },
+                             *       "is_partner": false,
+                             *       "logo_url": null,
+                             *       "user_facing_session_prices": {
+                             *         "kwh_price": "0.54",
+                             *         "time_price": "0.0238",
+                             *         "session_fee": "0.60",
+                             *         "blocking_fee": null,
+                             *         "starting_fee": null,
+                             *         "grace_period_minutes": null,
+                             *         "blocking_cap": null,
+                             *         "currency": "EUR"
+                             *       },
+                             *       "session_cost": {
+                             *         "kwh_cost": null,
+                             *         "time_cost": null,
+                             *         "session_fee_cost": null,
+                             *         "blocking_fee_cost": null,
+                             *         "starting_fee_cost": null,
+                             *         "invoice_download": null,
+                             *         "invoice_vat": "0.00",
+                             *         "invoice_summary": "0.00",
+                             *         "invoice_credits": "0.00",
+                             *         "invoice_discount": "0.00",
+                             *         "currency": "EUR"
+                             *       },
+                             *       "estimated_cost": "5.80",
+                             *       "pre_authorization": {
+                             *         "amount": "29.00",
+                             *         "currency": "EUR",
+                             *         "status": "authorized"
+                             *       },
+                             *       "payment_method_id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                             *       "failure_reason": null,
+                             *       "rates": null,
+                             *       "created_at": "2026-03-02T09:15:05.158Z",
+                             *       "updated_at": "2026-03-02T09:16:04.420Z",
+                             *       "version": 13
+                             *     }
+                             */
                             object: {
                                 /** @description kWh, 3 decimals. */
                                 consumed_energy: string;
@@ -5232,6 +5970,67 @@ export interface webhooks {
                         /** Format: date-time */
                         created_at: string;
                         data: {
+                            /**
+                             * @example {
+                             *       "id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
+                             *       "status": "active",
+                             *       "is_active": true,
+                             *       "start_time": "2026-03-02T09:15:06.287Z",
+                             *       "end_time": null,
+                             *       "duration": 58,
+                             *       "consumed_energy": "9.683",
+                             *       "evse_id": "DE*HHC*ESCN*NORMAL",
+                             *       "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
+                             *       "station_info": {
+                             *         "station_name": "Sandbox scenarios (Helion Highway Charging)",
+                             *         "station_address": "Scenario Street 1, Berlin",
+                             *         "country": "DEU",
+                             *         "station_speed": "fast",
+                             *         "connector_standard": "IEC_62196_T2_COMBO",
+                             *         "connector_power": 50,
+                             *         "support_phone": null,
+                             *         "latitude": "52.521000",
+                             *         "longitude": "13.406000"
+                             *       },
+                             *       "is_partner": false,
+                             *       "logo_url": null,
+                             *       "user_facing_session_prices": {
+                             *         "kwh_price": "0.54",
+                             *         "time_price": "0.0238",
+                             *         "session_fee": "0.60",
+                             *         "blocking_fee": null,
+                             *         "starting_fee": null,
+                             *         "grace_period_minutes": null,
+                             *         "blocking_cap": null,
+                             *         "currency": "EUR"
+                             *       },
+                             *       "session_cost": {
+                             *         "kwh_cost": null,
+                             *         "time_cost": null,
+                             *         "session_fee_cost": null,
+                             *         "blocking_fee_cost": null,
+                             *         "starting_fee_cost": null,
+                             *         "invoice_download": null,
+                             *         "invoice_vat": "0.00",
+                             *         "invoice_summary": "0.00",
+                             *         "invoice_credits": "0.00",
+                             *         "invoice_discount": "0.00",
+                             *         "currency": "EUR"
+                             *       },
+                             *       "estimated_cost": "5.80",
+                             *       "pre_authorization": {
+                             *         "amount": "29.00",
+                             *         "currency": "EUR",
+                             *         "status": "authorized"
+                             *       },
+                             *       "payment_method_id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                             *       "failure_reason": null,
+                             *       "rates": null,
+                             *       "created_at": "2026-03-02T09:15:05.158Z",
+                             *       "updated_at": "2026-03-02T09:16:04.420Z",
+                             *       "version": 13
+                             *     }
+                             */
                             object: {
                                 /** @description kWh, 3 decimals. */
                                 consumed_energy: string;
@@ -5543,6 +6342,20 @@ export interface webhooks {
                         /** Format: date-time */
                         created_at: string;
                         data: {
+                            /**
+                             * @example {
+                             *       "id": "ddb15005-b912-4c0c-9c7f-405359a803a0",
+                             *       "number": "CA-000001",
+                             *       "link": "https://localhost:8443/invoices/ddb15005-b912-4c0c-9c7f-405359a803a0/pdf?expires=1772446566&signature=KJxfWaGXxtOoVovE-eij6RMGMpm3Kn_Plefn5MWTaRw",
+                             *       "total": "7.37",
+                             *       "net": "6.20",
+                             *       "vat": "1.17",
+                             *       "date": "2026-03-02T09:17:12.031Z",
+                             *       "refund": false,
+                             *       "charging_session_id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
+                             *       "currency": "EUR"
+                             *     }
+                             */
                             object: {
                                 charging_session_id: string | null;
                                 currency: string;
@@ -5627,6 +6440,20 @@ export interface webhooks {
                         /** Format: date-time */
                         created_at: string;
                         data: {
+                            /**
+                             * @example {
+                             *       "id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                             *       "type": "card",
+                             *       "default": true,
+                             *       "created_at": "2026-03-02T09:14:51.000Z",
+                             *       "card": {
+                             *         "brand": "visa",
+                             *         "last4": "4242",
+                             *         "expiration_date": "12/29",
+                             *         "cardholder_name": null
+                             *       }
+                             *     }
+                             */
                             object: {
                                 card?: {
                                     /** @description e.g. visa, mastercard, amex. */
@@ -5713,6 +6540,20 @@ export interface webhooks {
                         /** Format: date-time */
                         created_at: string;
                         data: {
+                            /**
+                             * @example {
+                             *       "id": "pm_qiTunlkfDvcEU7kKyVKMuiHC",
+                             *       "type": "card",
+                             *       "default": true,
+                             *       "created_at": "2026-03-02T09:14:51.000Z",
+                             *       "card": {
+                             *         "brand": "visa",
+                             *         "last4": "4242",
+                             *         "expiration_date": "12/29",
+                             *         "cardholder_name": null
+                             *       }
+                             *     }
+                             */
                             object: {
                                 card?: {
                                     /** @description e.g. visa, mastercard, amex. */
