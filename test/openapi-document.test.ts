@@ -36,6 +36,7 @@ interface Operation {
   responses: Record<string, { content?: Record<string, Media> }>;
 }
 interface Document {
+  components: Json;
   tags: { name: string; description?: string }[];
   'x-tagGroups': { name: string; tags: string[] }[];
   paths: Record<string, Record<string, Operation>>;
@@ -139,7 +140,8 @@ describe('examples', () => {
     const all = pairs();
     assert.ok(all.length > 150, `${all.length} examples`);
     const invalid = all.flatMap(({ where, value, schema }) => {
-      const validate = ajv.compile(schema);
+      // The document's components go along: a schema may refer to them (#/components/schemas/Problem).
+      const validate = ajv.compile({ allOf: [schema], components: doc.components });
       return validate(value) ? [] : [`${where}: ${ajv.errorsText(validate.errors)}`];
     });
     assert.deepEqual(invalid, []);
