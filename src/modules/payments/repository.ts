@@ -256,6 +256,11 @@ export async function findHoldByReference(db: Queryable, account: string, refere
   return rows[0];
 }
 
+/** Every poll of a session reads its hold through this one. */
+const FIND_HOLDS_BY_REFERENCES: NamedStatement = {
+  name: 'payments.find-holds-by-references',
+  text: `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND reference = ANY($2)`,
+};
 const FIND_HOLD_BY_REFERENCE: NamedStatement = {
   name: 'payments.find-hold-by-reference',
   text: `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND reference = $2`,
@@ -264,7 +269,7 @@ const FIND_HOLD_BY_REFERENCE: NamedStatement = {
 /** The holds of these references (any order); missing references are absent. */
 export async function findHoldsByReferences(db: Queryable, account: string, references: readonly string[]): Promise<HoldRow[]> {
   if (references.length === 0) return [];
-  const { rows } = await db.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND reference = ANY($2)`, [account, references]);
+  const { rows } = await db.query<HoldRow>(FIND_HOLDS_BY_REFERENCES, [account, references]);
   return rows;
 }
 

@@ -1,6 +1,6 @@
 // SQL of the Stripe sandbox (schema stripe_sandbox): objects, events,
 // Idempotency-Key results, webhook deliveries and the account's keys.
-import type { Database, Queryable } from '../../platform/db.ts';
+import type { Database, NamedStatement, Queryable } from '../../platform/db.ts';
 
 export interface StoredObject<T, I = Record<string, unknown>> {
   id: string;
@@ -40,12 +40,24 @@ export async function loadObject<T, I = Record<string, unknown>>(
   object: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<StoredObject<T, I> | undefined> {
-  const { rows } = await tx.query<ObjectRow>(
-    `SELECT id, object, customer, created, data, internal, expires_at FROM stripe_sandbox.objects WHERE id = $1 AND object = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [id, object],
-  );
+  const { rows } = await tx.query<ObjectRow>(options.forUpdate ? FIND_OBJECT_FOR_UPDATE : FIND_OBJECT, [id, object]);
   return rows[0] ? fromRow<T, I>(rows[0]) : undefined;
 }
+
+// The sandbox's hot statements (every API call reads objects; every event looks up its endpoints): prepared once per connection.
+const FIND_OBJECT: NamedStatement = {
+  name: 'stripe-sandbox.find-object',
+  text: 'SELECT id, object, customer, created, data, internal, expires_at FROM stripe_sandbox.objects WHERE id = $1 AND object = $2',
+};
+const FIND_OBJECT_FOR_UPDATE: NamedStatement = { name: 'stripe-sandbox.find-object-for-update', text: `${FIND_OBJECT.text} FOR UPDATE` };
+const FIND_IDEMPOTENT_RESULT: NamedStatement = {
+  name: 'stripe-sandbox.find-idempotent-result',
+  text: 'SELECT fingerprint, status, body FROM stripe_sandbox.idempotency_keys WHERE key = $1 AND created_at >= $2',
+};
+const WEBHOOK_ENDPOINT_URLS: NamedStatement = {
+  name: 'stripe-sandbox.webhook-endpoint-urls',
+  text: `SELECT url FROM stripe_sandbox.webhook_endpoints WHERE $1 = ANY (enabled_events) OR '*' = ANY (enabled_events) ORDER BY created_at, url`,
+};
 
 export async function insertObject(tx: Queryable, stored: StoredObject<unknown, unknown>): Promise<void> {
   await tx.query(`INSERT INTO stripe_sandbox.objects (id, object, customer, created, expires_at, data, internal) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
@@ -169,10 +181,7 @@ export async function findIdempotencyResult(
   key: string,
   notBefore: Date,
 ): Promise<{ fingerprint: string; status: number; body: unknown } | undefined> {
-  const { rows } = await tx.query<{ fingerprint: string; status: number; body: unknown }>(
-    'SELECT fingerprint, status, body FROM stripe_sandbox.idempotency_keys WHERE key = $1 AND created_at >= $2',
-    [key, notBefore],
-  );
+  const { rows } = await tx.query<{ fingerprint: string; status: number; body: unknown }>(FIND_IDEMPOTENT_RESULT, [key, notBefore]);
   return rows[0];
 }
 
@@ -213,10 +222,7 @@ export async function upsertWebhookEndpoint(db: Queryable, endpoint: StoredWebho
 
 /** The endpoints that receive events of `type` (it is among their enabled events, or they enable '*'). */
 export async function webhookEndpointUrls(db: Queryable, type: string): Promise<string[]> {
-  const { rows } = await db.query<{ url: string }>(
-    `SELECT url FROM stripe_sandbox.webhook_endpoints WHERE $1 = ANY (enabled_events) OR '*' = ANY (enabled_events) ORDER BY created_at, url`,
-    [type],
-  );
+  const { rows } = await db.query<{ url: string }>(WEBHOOK_ENDPOINT_URLS, [type]);
   return rows.map((r) => r.url);
 }
 
