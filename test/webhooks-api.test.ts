@@ -278,6 +278,65 @@ describe('in production (SSRF)', () => {
     assert.equal(delivery?.last_error, 'refused: the host name resolves to a private, local or otherwise non-public address');
     assert.equal(delivery?.status, 'pending', 'retried later: the name may resolve elsewhere then');
   });
+
+  test('a resolver that never answers: the attempt ends at its deadline (well within its lease), recorded as a timeout and retried', async () => {
+    const client = await production.newClient();
+    const endpoint = await createEndpoint(production, client.token, { url: 'https://hooks.example.com/h', events: ['*'] });
+    const asked: string[] = [];
+    const worker = deliveryOf(production, {
+      timeoutMs: 400,
+      resolve: (hostname) => {
+        asked.push(hostname);
+        return new Promise(() => {});
+      },
+    });
+    await recordEvent(production.db, { clientId: client.clientId, userId: null, type: 'debt.paid', object: {} }, production.clock.now());
+    const started = performance.now();
+    const ran = await Promise.race([worker.runDue(), new Promise((resolve) => setTimeout(() => resolve('still running after 5 s'), 5_000))]);
+    const took = performance.now() - started;
+    assert.equal(ran, 1, 'the attempt ended');
+    assert.ok(took >= 350 && took < 3_000, `ended after ${Math.round(took)} ms (deadline 400 ms, lease 5.4 s)`);
+    assert.deepEqual(asked, ['hooks.example.com']);
+    const [delivery] = await deliveriesOf(production, client.token, endpoint.id);
+    assert.equal(delivery?.last_error, 'timed out: the host name was not resolved within 400 ms');
+    assert.equal(delivery?.status, 'pending');
+    assert.deepEqual(
+      delivery?.attempt_log.map((a) => [a.attempt, a.error, a.finished_at !== null]),
+      [[1, 'timed out: the host name was not resolved within 400 ms', true]],
+    );
+    const { rows } = await production.db.query('SELECT leased_until FROM webhook_deliveries WHERE id = $1', [delivery?.id]);
+    assert.equal(rows[0]?.leased_until, null, 'the lease is given back with the outcome');
+  });
+
+  test('stop() during a hung lookup cuts it off within the grace period and gives the delivery back, due at once', async () => {
+    const client = await production.newClient();
+    const endpoint = await createEndpoint(production, client.token, { url: 'https://hooks.example.com/h', events: ['*'] });
+    let asked = 0;
+    const worker = deliveryOf(production, {
+      timeoutMs: 30_000,
+      graceMs: 200,
+      pollMs: 50,
+      resolve: () => {
+        asked++;
+        return new Promise(() => {});
+      },
+    });
+    worker.start();
+    await recordEvent(production.db, { clientId: client.clientId, userId: null, type: 'debt.paid', object: {} }, production.clock.now());
+    const deadline = Date.now() + 5_000;
+    while (asked === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(asked, 1, 'the lookup started');
+    const stopping = performance.now();
+    await worker.stop();
+    const took = performance.now() - stopping;
+    assert.ok(took < 1_500, `stopped in ${Math.round(took)} ms`);
+    const [given] = await deliveriesOf(production, client.token, endpoint.id);
+    assert.equal(given?.status, 'pending');
+    assert.equal(given?.next_retry_at, production.clock.now().toISOString(), 'due again at once');
+    assert.match(given?.attempt_log[0]?.error ?? '', /^interrupted: the service shut down/);
+    const { rows } = await production.db.query('SELECT leased_until FROM webhook_deliveries WHERE id = $1', [given?.id]);
+    assert.equal(rows[0]?.leased_until, null, 'no lease left to wait for');
+  });
 });
 
 describe("another client's endpoints and deliveries", () => {

@@ -4,7 +4,11 @@
 // resolved here and every address it has must be public; the connection is
 // then made to that checked address (the agent's lookup is pinned to it), so a
 // name that resolves differently a moment later (DNS rebinding) cannot reach
-// inside. What goes wrong is told in a few words, without internals.
+// inside. The deadline and the abort signal cover the whole attempt, the
+// lookup included: a resolver that hangs ends the attempt at its deadline like
+// a silent receiver, so an attempt never outlives its lease (delivery.ts) and
+// no other process sends the same delivery while this one still could. What
+// goes wrong is told in a few words, without internals.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { IncomingMessage, RequestOptions } from 'node:http';
 import { request as httpRequest } from 'node:http';
@@ -47,6 +51,7 @@ export function shortError(error: unknown, timeoutMs: number): string {
   const e = error as { code?: string; message?: string } | undefined;
   const code = e?.code ?? '';
   if (code === 'WEBHOOK_TIMEOUT') return `timed out: no answer within ${seconds(timeoutMs)}`;
+  if (code === 'WEBHOOK_LOOKUP_TIMEOUT') return `timed out: the host name was not resolved within ${seconds(timeoutMs)}`;
   if (code === 'WEBHOOK_REFUSED') return e?.message ?? 'refused';
   if (code === 'ECONNREFUSED') return 'connection refused';
   if (code === 'ECONNRESET' || code === 'EPIPE') return 'connection reset by the receiver';
@@ -62,18 +67,40 @@ function refused(message: string): Error {
   return Object.assign(new Error(message), { code: 'WEBHOOK_REFUSED' });
 }
 
+const timeout = () => Object.assign(new Error('timeout'), { code: 'WEBHOOK_TIMEOUT' });
+
+/** `work`, or the signal's reason once it aborts first (the work itself cannot be cancelled: its result is dropped). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** The host name's addresses, within the attempt's deadline (a lookup that outlasts it is a timeout of its own). */
+async function resolveWithin(host: string, options: SendOptions, signal: AbortSignal): Promise<{ address: string; family: number }[]> {
+  try {
+    return await untilAborted(options.resolve(host), signal);
+  } catch (error) {
+    if ((error as { code?: string } | undefined)?.code !== 'WEBHOOK_TIMEOUT') throw error;
+    throw Object.assign(new Error('lookup timeout'), { code: 'WEBHOOK_LOOKUP_TIMEOUT' });
+  }
+}
+
 /**
  * In production, the one address to connect to: the literal, or the first address of the host name once every
  * address it has is public. Outside production: none (the system's lookup).
  */
-async function checkedAddress(url: URL, options: SendOptions): Promise<{ address: string; family: number } | undefined> {
+async function checkedAddress(url: URL, options: SendOptions, signal: AbortSignal): Promise<{ address: string; family: number } | undefined> {
   if (!options.policy.production) return undefined;
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   if (isIP(host)) {
     if (isNonPublicAddress(host)) throw refused('refused: the URL points to a non-public address');
     return { address: host, family: isIP(host) };
   }
-  const addresses = await options.resolve(host);
+  const addresses = await resolveWithin(host, options, signal);
   if (addresses.length === 0) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
   if (addresses.some((a) => isNonPublicAddress(a.address)))
     throw refused('refused: the host name resolves to a private, local or otherwise non-public address');
@@ -88,7 +115,8 @@ function pinnedLookup(pinned: { address: string; family: number }): LookupFuncti
   }) as LookupFunction;
 }
 
-function post(url: URL, requestOptions: RequestOptions, body: string, options: SendOptions): Promise<number> {
+/** The POST, cut off (destroyed with the signal's reason) when `signal` aborts: the attempt's deadline, or shutdown. */
+function post(url: URL, requestOptions: RequestOptions, body: string, signal: AbortSignal): Promise<number> {
   const attempt = (firstTry: boolean) =>
     new Promise<number>((resolve, reject) => {
       const onResponse = (res: IncomingMessage) => {
@@ -102,18 +130,13 @@ function post(url: URL, requestOptions: RequestOptions, body: string, options: S
         res.on('error', () => {});
       };
       const req = url.protocol === 'https:' ? httpsRequest(url, requestOptions, onResponse) : httpRequest(url, requestOptions, onResponse);
-      const timeout = () => Object.assign(new Error('timeout'), { code: 'WEBHOOK_TIMEOUT' });
-      // The socket timeout covers silence; the deadline covers a receiver that trickles.
-      const deadline = setTimeout(() => req.destroy(timeout()), options.timeoutMs);
+      // The socket timeout covers silence; the signal's deadline covers a receiver that trickles.
       req.on('timeout', () => req.destroy(timeout()));
       req.on('error', (error) => (firstTry && isStaleConnection(req, error) ? attempt(false).then(resolve, reject) : reject(error)));
-      const abort = () => req.destroy(Object.assign(new Error('aborted'), { code: 'WEBHOOK_ABORTED' }));
-      options.signal?.addEventListener('abort', abort, { once: true });
-      req.on('close', () => {
-        clearTimeout(deadline);
-        options.signal?.removeEventListener('abort', abort);
-      });
-      if (options.signal?.aborted) abort();
+      const abort = () => req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      signal.addEventListener('abort', abort, { once: true });
+      req.on('close', () => signal.removeEventListener('abort', abort));
+      if (signal.aborted) abort();
       req.end(body);
     });
   return attempt(true);
@@ -123,9 +146,16 @@ function post(url: URL, requestOptions: RequestOptions, body: string, options: S
 export async function sendEvent(target: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  // One signal for the whole attempt, from the lookup to the answer's end: its deadline, or the caller's abort.
+  const cut = new AbortController();
+  const timer = setTimeout(() => cut.abort(timeout()), options.timeoutMs);
+  const shutdown = () => cut.abort(options.signal?.reason);
+  if (options.signal?.aborted) shutdown();
+  options.signal?.addEventListener('abort', shutdown, { once: true });
+  const signal = cut.signal;
   try {
     const url = new URL(target);
-    const pinned = await checkedAddress(url, options);
+    const pinned = await checkedAddress(url, options, signal);
     const requestOptions: RequestOptions = {
       method: 'POST',
       headers: {
@@ -138,11 +168,14 @@ export async function sendEvent(target: string, headers: Record<string, string>,
       agent: outboundAgent(url),
       ...(pinned ? { lookup: pinnedLookup(pinned) } : {}),
     };
-    const statusCode = await post(url, requestOptions, body, options);
+    const statusCode = await post(url, requestOptions, body, signal);
     return { statusCode, error: null, durationMs: elapsed() };
   } catch (error) {
     if (options.signal?.aborted)
       return { statusCode: null, error: 'interrupted: the service shut down during the attempt', durationMs: elapsed(), aborted: true };
     return { statusCode: null, error: shortError(error, options.timeoutMs), durationMs: elapsed() };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', shutdown);
   }
 }
