@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { type EventBody, recordEvent } from '../src/modules/events/outbox.ts';
+import { CLAIM_LOCK } from '../src/modules/webhooks/repository.ts';
 import { retryDelayMs } from '../src/modules/webhooks/schedule.ts';
 import { freePort, setupTestApp, type TestContext } from './helpers.ts';
 import { createEndpoint, deliveriesOf, deliveryOf, ENDPOINTS, type Receiver, startReceiver, verifies, verify } from './webhooks-support.ts';
@@ -31,6 +32,7 @@ afterEach(async () => {
 });
 
 const SECOND = 1_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 /** The schedule README.md and schedule.ts document: when each attempt starts, from the event (without jitter). */
@@ -461,6 +463,30 @@ describe('the worker in the background', () => {
       assert.equal(inFlight.rows[0]?.n, 4);
     } finally {
       await Promise.all(workers.map((w) => w.stop()));
+    }
+  });
+
+  test('with nothing due a claim is one probe: no walk over the endpoints, no wait for the claim lock another process holds', async () => {
+    const rx = await receiver();
+    const { client } = await clientWithEndpoint(rx.url);
+    for (let i = 0; i < 20; i++) await clientWithEndpoint(rx.url);
+    const worker = deliveryOf(ctx);
+    const other = await ctx.db.checkOut();
+    try {
+      // Another process in the middle of a claim: it holds the lock every claim with something due takes.
+      await other.client.query('SELECT pg_advisory_lock($1)', [CLAIM_LOCK]);
+      const idle = await Promise.race([worker.runDue(), sleep(3_000).then(() => 'waited for the claim lock')]);
+      assert.equal(idle, 0, 'nothing due: answered without the lock');
+      const event = await invoiceEvent(client.clientId);
+      const claiming = worker.runDue();
+      await sleep(200);
+      assert.equal(rx.requests.length, 0, 'something due: the claim waits for the other process');
+      await other.client.query('SELECT pg_advisory_unlock($1)', [CLAIM_LOCK]);
+      assert.equal(await claiming, 1);
+      assert.equal(rx.requests[0]?.headers['webhook-id'], event.id);
+    } finally {
+      await other.client.query('SELECT pg_advisory_unlock_all()');
+      other.release();
     }
   });
 

@@ -225,7 +225,7 @@ export async function findEndpoint(q: Queryable, id: string): Promise<EndpointRo
 // The delivery worker: claims under a lease, and the outcome of each attempt.
 
 /** Serializes claims across processes, so that the per-endpoint bound holds over all of them. */
-const CLAIM_LOCK = 727_274_019;
+export const CLAIM_LOCK = 727_274_019;
 
 /** A delivery taken by a worker, with what it takes to send it. */
 export interface ClaimedDelivery {
@@ -251,12 +251,15 @@ export interface ClaimedDelivery {
  * process that died mid-delivery: its delivery is due still, and its open attempt is closed as interrupted. Each
  * claim opens its attempt. Claims are serialized by an advisory lock (a claim is a few milliseconds), so two
  * processes never both fill an endpoint's last slot. The endpoints are walked one by one (an index probe each), so
- * one endpoint's backlog never hides another's due deliveries.
+ * one endpoint's backlog never hides another's due deliveries. That walk costs a probe per enabled endpoint, so it
+ * is made only once `isAnyDeliveryDue` found something: with nothing due (most claims: every poll and every event's
+ * NOTIFY of every process) a claim is one probe of the due index, without the lock.
  */
 export async function claimDueDeliveries(
-  db: { transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> },
+  db: Queryable & { transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> },
   claim: { now: Date; leaseUntil: Date; token: string; perEndpoint: number; limit: number; interrupted: string },
 ): Promise<ClaimedDelivery[]> {
+  if (!(await isAnyDeliveryDue(db, claim.now))) return [];
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
     const { rows } = await tx.query<ClaimedDelivery>(
@@ -300,6 +303,20 @@ export async function claimDueDeliveries(
     );
     return rows;
   });
+}
+
+/**
+ * Whether some delivery is due and not in flight (or its lease expired), whatever its endpoint: the deliveries due
+ * by time (index webhook_deliveries_due, migration 0033) read until the first one not in flight, so it costs the
+ * deliveries in flight at most. True also for a due delivery of an endpoint its client paused (then the claim's walk
+ * finds nothing for it, as it did before this check).
+ */
+async function isAnyDeliveryDue(q: Queryable, now: Date): Promise<boolean> {
+  const { rows } = await q.query<{ due: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE next_attempt_at <= $1 AND (leased_until IS NULL OR leased_until <= $1)) AS due`,
+    [now],
+  );
+  return rows[0]?.due === true;
 }
 
 /** Closes an attempt with its outcome (if nobody closed it meanwhile). */
