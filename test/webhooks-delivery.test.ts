@@ -11,8 +11,11 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { type EventBody, recordEvent } from '../src/modules/events/outbox.ts';
+import { LEASE_MARGIN_MS } from '../src/modules/webhooks/delivery.ts';
 import { CLAIM_LOCK } from '../src/modules/webhooks/repository.ts';
 import { retryDelayMs } from '../src/modules/webhooks/schedule.ts';
+import { createDatabase } from '../src/platform/db.ts';
+import { startDatabaseProxy } from './database-proxy-support.ts';
 import { freePort, setupTestApp, type TestContext } from './helpers.ts';
 import { createEndpoint, deliveriesOf, deliveryOf, ENDPOINTS, type Receiver, startReceiver, verifies, verify } from './webhooks-support.ts';
 
@@ -513,5 +516,96 @@ describe('the worker in the background', () => {
       [event.id, event.id],
     );
     assert.equal((await deliveriesOf(ctx, client.token, endpoint.id))[0]?.status, 'delivered');
+  });
+});
+
+describe('outcomes that cannot be recorded as they came', () => {
+  test('an attempt whose lease expired (another worker took the delivery over) has its late outcome discarded: the other worker’s stands', async () => {
+    const rx = await receiver();
+    // The first attempt's answer comes late, and is a failure; the second attempt is delivered at once.
+    rx.answer = (_request, index) => (index === 0 ? { status: 500, delayMs: 500 } : 200);
+    const { client, endpoint } = await clientWithEndpoint(rx.url);
+    const logged: string[] = [];
+    const slow = deliveryOf(ctx, { timeoutMs: 2_000, log: (level, message) => logged.push(`${level}: ${message}`) });
+    const event = await invoiceEvent(client.clientId);
+    const late = slow.runDue();
+    await rx.waitFor(1);
+    // Its lease (timeout + margin) runs out on the clock: to another worker the delivery is due, its attempt interrupted.
+    ctx.clock.advance(2_000 + LEASE_MARGIN_MS + 1);
+    assert.equal(await deliveryOf(ctx).runDue(), 1);
+    assert.equal(await late, 1);
+    assert.ok(
+      logged.some((line) => line.startsWith('warn: webhook delivery outcome discarded: its lease expired')),
+      logged.join('\n'),
+    );
+    assert.deepEqual(
+      rx.requests.map((r) => r.headers['webhook-id']),
+      [event.id, event.id],
+    );
+    const [delivery] = await deliveriesOf(ctx, client.token, endpoint.id);
+    assert.deepEqual(
+      [delivery?.status, delivery?.attempts, delivery?.last_status_code, delivery?.next_retry_at],
+      ['delivered', 2, 200, null],
+      'the late 500 neither undid the delivery nor scheduled a retry',
+    );
+    assert.deepEqual(
+      delivery?.attempt_log.map((a) => [a.attempt, a.status_code, a.error]),
+      [
+        [1, null, 'interrupted: the process sending it stopped before the answer was recorded'],
+        [2, 200, null],
+      ],
+    );
+    const shown = await ctx.call('GET', `${ENDPOINTS}/${endpoint.id}/`, { token: client.token });
+    assert.equal(shown.body.failing_since, null, 'the late failure does not start a failing run');
+  });
+
+  test('an outcome the database cannot take (cut off while the receiver answered): the lease is kept, then the delivery is sent again with the same webhook-id', async () => {
+    const rx = await receiver();
+    rx.answer = (_request, index) => (index === 0 ? { status: 200, delayMs: 400 } : 200);
+    const { client, endpoint } = await clientWithEndpoint(rx.url);
+    const proxy = await startDatabaseProxy(ctx.databaseUrl);
+    const proxied = createDatabase(proxy.url, { max: 2 });
+    const logged: string[] = [];
+    const cutOff = deliveryOf(ctx, { db: proxied, timeoutMs: 2_000, pollMs: 50, log: (level, message) => logged.push(`${level}: ${message}`) });
+    try {
+      const event = await invoiceEvent(client.clientId);
+      cutOff.start();
+      await rx.waitFor(1);
+      proxy.cut();
+      const deadline = Date.now() + 5_000;
+      while (!logged.some((line) => line.startsWith('warn: recording a webhook delivery outcome failed')) && Date.now() < deadline) await sleep(10);
+      assert.ok(
+        logged.some((line) => line.startsWith('warn: recording a webhook delivery outcome failed') && line.endsWith('the database is unavailable; retrying')),
+        logged.join('\n'),
+      );
+      await cutOff.stop();
+      const { rows } = await ctx.db.query<{ leased_until: Date | null; delivered_at: Date | null }>(
+        'SELECT leased_until, delivered_at FROM webhook_deliveries WHERE endpoint_id = $1',
+        [endpoint.id],
+      );
+      assert.ok((rows[0]?.leased_until?.getTime() ?? 0) > ctx.clock.now().getTime(), 'still leased');
+      assert.equal(rows[0]?.delivered_at, null, 'its 200 was not recorded');
+      const other = deliveryOf(ctx);
+      assert.equal(await other.runDue(), 0, 'not sent again while the lease holds');
+      ctx.clock.advance(2_000 + LEASE_MARGIN_MS);
+      assert.equal(await other.runDue(), 1);
+      assert.deepEqual(
+        rx.requests.map((r) => r.headers['webhook-id']),
+        [event.id, event.id],
+      );
+      const [delivery] = await deliveriesOf(ctx, client.token, endpoint.id);
+      assert.deepEqual([delivery?.status, delivery?.attempts], ['delivered', 2]);
+      assert.deepEqual(
+        delivery?.attempt_log.map((a) => [a.attempt, a.status_code, a.error]),
+        [
+          [1, null, 'interrupted: the process sending it stopped before the answer was recorded'],
+          [2, 200, null],
+        ],
+      );
+    } finally {
+      await cutOff.stop();
+      await proxied.close();
+      await proxy.close();
+    }
   });
 });
