@@ -559,6 +559,49 @@ describe('outcomes that cannot be recorded as they came', () => {
     assert.equal(shown.body.failing_since, null, 'the late failure does not start a failing run');
   });
 
+  test('outcomes of one endpoint recorded at once, one of them disabling it (410): each is recorded, none fails on a deadlock', async () => {
+    const rx = await receiver();
+    rx.answer = () => 410;
+    const { client, endpoint } = await clientWithEndpoint(rx.url);
+    const logged: string[] = [];
+    const worker = deliveryOf(ctx, { log: (level, message) => logged.push(`${level}: ${message}`) });
+    for (let i = 0; i < 4; i++) await invoiceEvent(client.clientId, i);
+    // The endpoint's row is held (as by the client's PATCH) until the four outcomes all wait to record.
+    const holder = await ctx.db.checkOut();
+    let running: Promise<number> | undefined;
+    try {
+      await holder.client.query('BEGIN');
+      await holder.client.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [endpoint.id]);
+      running = worker.runDue();
+      const waiting = async () =>
+        (
+          await ctx.db.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+          )
+        ).rows[0]?.n ?? 0;
+      const deadline = Date.now() + 10_000;
+      while ((await waiting()) < 4 && Date.now() < deadline) await sleep(20);
+      assert.equal(await waiting(), 4, 'the four outcomes wait for the endpoint');
+    } finally {
+      await holder.client.query('COMMIT');
+      holder.release();
+    }
+    assert.equal(await running, 4);
+    assert.deepEqual(
+      logged.filter((line) => line.includes('recording a webhook delivery outcome failed')),
+      [],
+    );
+    const log = await deliveriesOf(ctx, client.token, endpoint.id);
+    assert.deepEqual(
+      log.map((d) => [d.status, d.last_status_code, d.attempt_log.map((a) => [a.status_code, a.finished_at !== null])]),
+      Array.from({ length: 4 }, () => ['failed', 410, [[410, true]]]),
+    );
+    const { rows } = await ctx.db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND leased_until IS NOT NULL', [endpoint.id]);
+    assert.equal(rows[0]?.n, 0, 'no lease left to expire (and no delivery sent twice)');
+    const shown = await ctx.call('GET', `${ENDPOINTS}/${endpoint.id}/`, { token: client.token });
+    assert.match(shown.body.disabled_reason, /410 Gone/);
+  });
+
   test('an outcome the database cannot take (cut off while the receiver answered): the lease is kept, then the delivery is sent again with the same webhook-id', async () => {
     const rx = await receiver();
     rx.answer = (_request, index) => (index === 0 ? { status: 200, delayMs: 400 } : 200);

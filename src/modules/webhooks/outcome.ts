@@ -46,6 +46,10 @@ export async function recordOutcome(ctx: OutcomeContext, claimed: repo.ClaimedDe
   const now = ctx.clock.now();
   const verdict = verdictOf(result);
   return ctx.db.transaction(async (tx) => {
+    // Locks in one order, the endpoint's row first: an outcome that disables the endpoint writes its other
+    // deliveries, so it must never wait for a delivery whose own outcome holds it while waiting for the endpoint.
+    const endpoint = await repo.lockEndpointState(tx, claimed.endpoint_id);
+    const leased = await repo.lockLeasedDelivery(tx, claimed.id, token);
     await repo.closeAttempt(tx, {
       deliveryId: claimed.id,
       attempt: claimed.attempts,
@@ -54,8 +58,7 @@ export async function recordOutcome(ctx: OutcomeContext, claimed: repo.ClaimedDe
       error: result.error,
       durationMs: result.durationMs,
     });
-    if (!(await repo.lockLeasedDelivery(tx, claimed.id, token))) return { recorded: false, verdict, nextAttemptAt: null, disabled: null };
-    const endpoint = await repo.lockEndpointState(tx, claimed.endpoint_id);
+    if (!leased) return { recorded: false, verdict, nextAttemptAt: null, disabled: null };
     let disabled: string | null = null;
     if (endpoint && verdict === 'delivered') await repo.setEndpointFailingSince(tx, claimed.endpoint_id, null);
     if (endpoint && verdict === 'gone' && endpoint.enabled) disabled = GONE_REASON;
