@@ -2,7 +2,7 @@
 import type { NamedStatement, Queryable } from '../../platform/db.ts';
 
 /** client_events_horizon (migration 0022): the highest seq drawn, the writers of client_events in flight now, and how many of `watched` still are. */
-export interface Horizon {
+interface Horizon {
   drawn: number;
   writers: string[];
   watchedRunning: number;

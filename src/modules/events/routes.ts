@@ -6,7 +6,7 @@ import { withErrors } from '../../platform/http/schema.ts';
 import type { FastifyReply, FastifyRequest, HttpApp } from '../../platform/http/server.ts';
 import type { SessionStreams } from './streams.ts';
 
-export interface EventsRoutesDeps {
+interface EventsRoutesDeps {
   streams: SessionStreams;
   /** The session GET's checks (charging): the user's session of this client, else not_found. */
   requireSession(clientId: string, userId: string, sessionId: string): Promise<{ id: string }>;

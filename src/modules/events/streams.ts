@@ -21,7 +21,7 @@ import { readNotes } from '../../platform/notify.ts';
 import { EVENTS_CHANNEL } from './outbox.ts';
 import * as repo from './repository.ts';
 
-export interface SessionStreamsDeps {
+interface SessionStreamsDeps {
   db: Database;
   /** A comment line on every open stream this often (SSE_HEARTBEAT_MS). */
   heartbeatMs: number;
@@ -30,7 +30,7 @@ export interface SessionStreamsDeps {
   log?: (level: 'warn' | 'error', message: string, fields?: object) => void;
 }
 
-export interface OpenRequest {
+interface OpenRequest {
   clientId: string;
   sessionId: string;
   /** Events with a seq above this one are sent (0: all; the Last-Event-ID a client resumes from). */

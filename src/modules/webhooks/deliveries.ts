@@ -10,12 +10,12 @@ import type { DeliveryView } from './schemas.ts';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
-export function deliveryStatus(row: Pick<repo.DeliveryRow, 'next_attempt_at' | 'delivered_at'>): DeliveryView['status'] {
+function deliveryStatus(row: Pick<repo.DeliveryRow, 'next_attempt_at' | 'delivered_at'>): DeliveryView['status'] {
   if (row.next_attempt_at) return 'pending';
   return row.delivered_at ? 'delivered' : 'failed';
 }
 
-export function deliveryView(row: repo.DeliveryRow, attempts: repo.AttemptRow[]): DeliveryView {
+function deliveryView(row: repo.DeliveryRow, attempts: repo.AttemptRow[]): DeliveryView {
   return {
     id: row.id,
     event_id: row.event_id,

@@ -29,7 +29,7 @@ import type { UrlPolicy } from './url-rules.ts';
 export const LEASE_MARGIN_MS = 5_000;
 const INTERRUPTED = 'interrupted: the process sending it stopped before the answer was recorded';
 
-export type DeliveryLog = (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+type DeliveryLog = (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 
 export interface WebhookDeliveryDeps {
   db: Database;

@@ -12,7 +12,7 @@ import type { EndpointCreateBody, EndpointPatchBody, EndpointView, EndpointWithS
 import { formatSecret, newSecret, PREVIOUS_SECRET_TTL_MS } from './signing.ts';
 import { type UrlPolicy, urlProblem } from './url-rules.ts';
 
-export interface EndpointsContext {
+interface EndpointsContext {
   db: Queryable;
   clock: Clock;
   policy: UrlPolicy;

@@ -12,23 +12,23 @@ import * as repo from './repository.ts';
 import { nextAttemptAt, RETRY_WINDOW_MS } from './schedule.ts';
 import type { SendResult } from './send.ts';
 
-export interface OutcomeContext {
+interface OutcomeContext {
   db: Database;
   clock: Clock;
   /** 0..1, for the retry jitter. */
   random: () => number;
 }
 
-export type Verdict = 'delivered' | 'gone' | 'failed';
+type Verdict = 'delivered' | 'gone' | 'failed';
 
-export function verdictOf(result: SendResult): Verdict {
+function verdictOf(result: SendResult): Verdict {
   const status = result.statusCode;
   if (status !== null && status >= 200 && status < 300) return 'delivered';
   if (status === 410) return 'gone';
   return 'failed';
 }
 
-export interface Recorded {
+interface Recorded {
   /** False when the lease had been lost: nothing but the attempt was recorded. */
   recorded: boolean;
   verdict: Verdict;

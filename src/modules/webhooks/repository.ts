@@ -337,7 +337,7 @@ export async function lockLeasedDelivery(q: Queryable, deliveryId: string, token
   return rows.length > 0;
 }
 
-export interface EndpointState {
+interface EndpointState {
   client_id: string;
   enabled: boolean;
   disabled_reason: string | null;

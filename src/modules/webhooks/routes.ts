@@ -12,7 +12,7 @@ import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecre
 import { Delivery, DeliveryParams, Endpoint, EndpointCreate, EndpointParams, EndpointPatch, EndpointWithSecret, TestEvent } from './schemas.ts';
 import type { UrlPolicy } from './url-rules.ts';
 
-export interface WebhooksRoutesDeps {
+interface WebhooksRoutesDeps {
   db: Database;
   clock: Clock;
   idempotency: Idempotency;

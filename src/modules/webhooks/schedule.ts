@@ -13,7 +13,7 @@ export const RETRY_DELAYS_MS = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5
 /** How long a delivery is tried, from its event; also how long an endpoint may fail before it is disabled. */
 export const RETRY_WINDOW_MS = 3 * 24 * 3_600_000;
 /** Each delay is multiplied by a factor between 1 - JITTER and 1 + JITTER. */
-export const JITTER = 0.1;
+const JITTER = 0.1;
 
 /** The delay after failed attempt `failedAttempts` (1-based), jittered by `random` (0..1; 0.5 = no jitter). */
 export function retryDelayMs(failedAttempts: number, random: () => number = Math.random): number {

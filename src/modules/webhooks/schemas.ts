@@ -76,7 +76,7 @@ export const TestEvent = Type.Object({
   event_id: Type.String({ format: 'uuid', description: 'The ping event’s id: the webhook-id header of its delivery.' }),
 });
 
-export const Attempt = Type.Object({
+const Attempt = Type.Object({
   attempt: Type.Integer({ description: '1 for the first attempt.' }),
   started_at: Type.String({ format: 'date-time' }),
   finished_at: Nullable(Type.String({ format: 'date-time', description: 'null while the attempt is in flight.' })),

@@ -22,7 +22,7 @@ export type Resolve = (hostname: string) => Promise<{ address: string; family: n
 
 export const systemResolve: Resolve = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
-export interface SendOptions {
+interface SendOptions {
   timeoutMs: number;
   policy: UrlPolicy;
   resolve: Resolve;
@@ -47,7 +47,7 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 const seconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
 
 /** A connection failure in a few words: no stack, no address, nothing of our network. */
-export function shortError(error: unknown, timeoutMs: number): string {
+function shortError(error: unknown, timeoutMs: number): string {
   const e = error as { code?: string; message?: string } | undefined;
   const code = e?.code ?? '';
   if (code === 'WEBHOOK_TIMEOUT') return `timed out: no answer within ${seconds(timeoutMs)}`;

@@ -25,7 +25,7 @@ export function signature(secret: Buffer, webhookId: string, timestamp: number, 
   return `v1,${createHmac('sha256', secret).update(`${webhookId}.${timestamp}.${body}`).digest('base64')}`;
 }
 
-export interface SigningSecrets {
+interface SigningSecrets {
   secret: Buffer;
   previous_secret: Buffer | null;
   previous_secret_expires_at: Date | null;

@@ -78,7 +78,7 @@ function addressLiteral(hostname: string): string | undefined {
 }
 
 /** localhost, 127.0.0.0/8 and ::1: the developer's own machine. */
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   const lower = hostname.toLowerCase().replace(/\.$/, '');
   if (lower === 'localhost' || lower.endsWith('.localhost')) return true;
   const literal = addressLiteral(lower);
