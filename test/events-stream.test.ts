@@ -283,3 +283,40 @@ describe('live session stream', () => {
     assert.equal(ended, 'end');
   });
 });
+
+describe('a client that does not keep up', () => {
+  it('is cut off once more than 1 MiB has waited for it a whole heartbeat interval (a clean end), resumes with Last-Event-ID and misses nothing; a reader that keeps up is not', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const slow = await openSse(`${ctx.address}${path(owner, sessionId)}`, owner.token, {}, { paused: true });
+    open.push(slow);
+    const reading = await stream(owner, sessionId);
+    await reading.waitForComments(1);
+    // 48 events of 256 KiB each (12 MiB) in one transaction: more than socket buffers and the 1 MiB hold.
+    const recorded = await ctx.db.transaction(async (tx) => {
+      const seqs: number[] = [];
+      for (let i = 0; i < 48; i++) seqs.push((await record(tx, owner, sessionId, 'charging_session.progress', { i, pad: 'x'.repeat(256 * 1024) })).seq);
+      return seqs;
+    });
+    const read = await reading.waitForEvents(recorded.length, 20_000);
+    assert.deepEqual(
+      read.map((e) => Number(e.id)),
+      recorded,
+      'the reader that keeps up gets every event (a burst larger than the hold waits for it, it is not cut off)',
+    );
+    // The slow one is full since the burst: the service's own heartbeats (every 150 ms here) pass for it too.
+    await reading.waitForComments(reading.comments.length + 4);
+    slow.resume();
+    assert.equal(await slow.ended, 'end', 'the slow stream was ended cleanly');
+    const got = slow.events.map((e) => Number(e.id));
+    assert.ok(got.length > 0 && got.length < recorded.length, `cut off after ${got.length} of ${recorded.length} events`);
+    assert.deepEqual(got, recorded.slice(0, got.length), 'in order, each once, up to the cut');
+    const resumed = await stream(owner, sessionId, { 'Last-Event-ID': String(got.at(-1)) });
+    assert.deepEqual(
+      (await resumed.waitForEvents(recorded.length - got.length, 20_000)).map((e) => Number(e.id)),
+      recorded.slice(got.length),
+      'the rest, after the last event it had',
+    );
+    const next = await record(ctx.db, owner, sessionId, 'charging_session.stopping');
+    assert.equal(Number((await reading.waitForEvents(recorded.length + 1))[recorded.length]?.id), next.seq, 'the reader that kept up is still open');
+  });
+});

@@ -25,6 +25,8 @@ export interface SseClient {
   /** Resolves once `count` events arrived (rejects after `timeoutMs`). */
   waitForEvents(count: number, timeoutMs?: number): Promise<SseEvent[]>;
   waitForComments(count: number, timeoutMs?: number): Promise<void>;
+  /** Starts reading a stream opened with `paused` (until then nothing is read off the connection). */
+  resume(): void;
   close(): void;
 }
 
@@ -36,8 +38,11 @@ async function until(check: () => boolean, what: string, timeoutMs: number): Pro
   }
 }
 
-/** Opens `url` (http or https) as an event stream with a bearer token; extra headers (Last-Event-ID) as given. */
-export function openSse(url: string, token: string, headers: Record<string, string> = {}, options: { ca?: string } = {}): Promise<SseClient> {
+/**
+ * Opens `url` (http or https) as an event stream with a bearer token; extra headers (Last-Event-ID) as given. With
+ * `paused`, the stream's body is not read until resume(): a client that does not keep up.
+ */
+export function openSse(url: string, token: string, headers: Record<string, string> = {}, options: { ca?: string; paused?: boolean } = {}): Promise<SseClient> {
   const target = new URL(url);
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
@@ -87,9 +92,11 @@ export function openSse(url: string, token: string, headers: Record<string, stri
             return events.slice(0, count);
           },
           waitForComments: (count, timeoutMs = 10_000) => until(() => comments.length >= count, `${count} comments`, timeoutMs),
+          resume: () => res.resume(),
           close: () => req.destroy(),
         };
         if (streaming) {
+          if (options.paused) res.pause();
           resolve(client);
           return;
         }

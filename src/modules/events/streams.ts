@@ -14,6 +14,12 @@
 // SETTLE_POLL_MS (their commits notify too; an abort does not). We chose this over the snapshot's xmin, which waits
 // for every transaction of the database (a long unrelated one would hold every stream back), and over re-reading a
 // window of recent seqs, which would deliver 8 before 7 and lose 7 for a client that resumes after 8.
+//
+// A stream holds at most about MAX_BUFFERED_BYTES that its client has not read: once that much waits, nothing more
+// is written to it until the client has read it (the stream's 'drain'; the rounds go on for the other streams), so a
+// replay or a burst larger than that reaches a client that keeps up at its own pace. A client that leaves it unread
+// for a whole heartbeat interval (two heartbeats find the stream full) is cut off: a clean end, and it resumes with
+// Last-Event-ID.
 import { PassThrough } from 'node:stream';
 import { type Database, listen } from '../../platform/db.ts';
 import { AppError, serviceUnavailable } from '../../platform/errors.ts';
@@ -47,7 +53,11 @@ interface Stream {
   target: number;
   /** Notified, opened or reconnected since the last round read the horizon: its target becomes "all drawn". */
   catchingUp: boolean;
-  heartbeat: NodeJS.Timeout;
+  /** More than MAX_BUFFERED_BYTES waits for the client: nothing is written until it has read it ('drain'). */
+  full: boolean;
+  /** Heartbeats in a row that found the stream full; the second cuts it off. */
+  fullBeats: number;
+  heartbeat: NodeJS.Timeout | undefined;
 }
 
 /** How soon a round looks again while writers of client_events are in flight. */
@@ -56,7 +66,7 @@ const SETTLE_POLL_MS = 20;
 const RETRY_MS = 1_000;
 /** Events read per query (a replay of a long session reads in pages). */
 const PAGE = 500;
-/** A client that reads so slowly that this much waits for it is cut off: it resumes with Last-Event-ID. */
+/** What a stream holds for its client at most (about: an event is written whole) before it waits for the client to read. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** How long opening a stream waits for the LISTEN connection of the process. */
 const LISTEN_WAIT_MS = 5_000;
@@ -122,27 +132,38 @@ async function advance(hub: Hub): Promise<number> {
   return h.drawn;
 }
 
-function write(stream: Stream, event: repo.StreamedEvent): void {
-  if (event.seq <= stream.last || stream.out.destroyed || stream.out.writableEnded) return;
+const ended = (stream: Stream) => stream.out.destroyed || stream.out.writableEnded;
+
+/** Writes the event unless the stream has it, has ended or is full; whether the stream can take more. */
+function write(hub: Hub, stream: Stream, event: repo.StreamedEvent): boolean {
+  if (stream.full || ended(stream)) return false;
+  if (event.seq <= stream.last) return true;
   stream.out.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${event.body}\n\n`);
   stream.last = event.seq;
-  if (stream.out.writableLength > MAX_BUFFERED_BYTES) stream.out.end();
+  if (stream.out.writableLength <= MAX_BUFFERED_BYTES) return true;
+  stream.full = true;
+  stream.out.once('drain', () => {
+    stream.full = false;
+    stream.fullBeats = 0;
+    schedule(hub);
+  });
+  return false;
 }
 
-/** Writes the session's settled events each of its waiting streams has not written yet. */
+/** Writes the session's settled events each of its waiting streams has not written yet, as far as each can take. */
 async function feed(hub: Hub, sessionId: string, streams: Stream[]): Promise<void> {
   const { settled } = hub;
-  const waiting = streams.filter((s) => s.last < Math.min(s.target, settled));
+  let waiting = streams.filter((s) => !s.full && s.last < Math.min(s.target, settled));
   if (waiting.length === 0) return;
   const clientId = (waiting[0] as Stream).clientId;
   let after = Math.min(...waiting.map((s) => s.last));
   for (;;) {
     const events = await repo.sessionEvents(hub.deps.db, clientId, sessionId, { after, upTo: settled }, PAGE);
-    for (const stream of waiting) for (const event of events) write(stream, event);
-    if (events.length < PAGE) break;
+    waiting = waiting.filter((stream) => events.every((event) => write(hub, stream, event)));
+    if (events.length < PAGE || waiting.length === 0) break;
     after = (events.at(-1) as repo.StreamedEvent).seq;
   }
-  // Every event of the session up to `settled` is written now.
+  // Every event of the session up to `settled` is written now, to each stream that could take them all.
   for (const stream of waiting) stream.last = Math.max(stream.last, settled);
 }
 
@@ -160,7 +181,8 @@ async function round(hub: Hub): Promise<void> {
       }
       for (const [sessionId, streams] of hub.bySession) await feed(hub, sessionId, [...streams]);
     }
-    if (streamsOf(hub).some((s) => s.target > s.last)) hub.again = true;
+    // Another round for streams still behind; a full one waits for its client to read (its drain schedules one).
+    if (streamsOf(hub).some((s) => !s.full && s.target > s.last)) hub.again = true;
   } catch (error) {
     hub.deps.log?.('warn', 'live streams could not read events; retrying', { reason: (error as Error).message });
     hub.running = false;
@@ -200,9 +222,16 @@ async function listening(hub: Hub): Promise<void> {
   if (!ready) throw serviceUnavailable('Live streams cannot be opened right now; retry shortly.');
 }
 
-function heartbeat(hub: Hub, out: PassThrough, stillAllowed: OpenRequest['stillAllowed']): NodeJS.Timeout {
+function heartbeat(hub: Hub, stream: Stream, stillAllowed: OpenRequest['stillAllowed']): NodeJS.Timeout {
+  const { out } = stream;
   const timer = setInterval(() => {
     if (out.writableEnded) return;
+    // Full at two heartbeats in a row: its client has read nothing for a whole interval. Cut off (it resumes).
+    stream.fullBeats = stream.full ? stream.fullBeats + 1 : 0;
+    if (stream.fullBeats >= 2) {
+      out.end();
+      return;
+    }
     out.write(': keep-alive\n\n');
     stillAllowed?.()
       .then((allowed) => {
@@ -237,8 +266,11 @@ async function open(hub: Hub, request: OpenRequest): Promise<PassThrough> {
     last: request.after,
     target: request.after,
     catchingUp: true,
-    heartbeat: heartbeat(hub, out, request.stillAllowed),
+    full: false,
+    fullBeats: 0,
+    heartbeat: undefined,
   };
+  stream.heartbeat = heartbeat(hub, stream, request.stillAllowed);
   hub.perClient.set(request.clientId, (hub.perClient.get(request.clientId) ?? 0) + 1);
   const set = hub.bySession.get(request.sessionId) ?? new Set<Stream>();
   set.add(stream);
