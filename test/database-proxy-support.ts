@@ -1,13 +1,19 @@
 // A TCP proxy in front of the test's PostgreSQL, for faults of real connections: a pool made on `url` reaches the
-// database through it, and cut() makes the database unreachable for that pool (its connections are ended, new ones
-// are closed as they arrive) until restore(). cut({ spareListeners: true }) leaves the connections that sent a LISTEN
-// alone: notifications keep arriving while every query fails.
+// database through it.
+//   cut()        the database is unreachable for that pool: its connections are ended, and new ones are closed as
+//                they arrive, until restore(). cut({ spareListeners: true }) leaves the connections that sent a
+//                LISTEN alone: notifications keep arriving while every query fails.
+//   stallListens()  a LISTEN statement is held (not passed on, nor anything after it on its connection) until
+//                restore(): the database never answers it meanwhile, while every other statement is answered.
 import { connect, createServer, type Socket } from 'node:net';
 
 export interface DatabaseProxy {
   /** The test database's URL, through the proxy. */
   url: string;
+  /** Connections closed as they arrived while cut. */
+  readonly refused: number;
   cut(options?: { spareListeners?: boolean }): void;
+  stallListens(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -17,30 +23,39 @@ interface Pair {
   upstream: Socket;
   /** The client sent a LISTEN on this connection. */
   listens: boolean;
+  /** What the client sent while its connection was stalled, passed on at restore(). */
+  held: Buffer[] | undefined;
 }
+
+/** A simple query message carries its text as is: 'Q', its length, then 'LISTEN "channel"'. */
+const isListen = (chunk: Buffer) => chunk.includes('LISTEN "');
 
 export async function startDatabaseProxy(databaseUrl: string): Promise<DatabaseProxy> {
   const target = new URL(databaseUrl);
   const pairs = new Set<Pair>();
-  let cut = false;
+  const state = { cut: false, stallListens: false, refused: 0 };
   const end = (pair: Pair) => {
     pairs.delete(pair);
     pair.client.destroy();
     pair.upstream.destroy();
   };
   const server = createServer((client) => {
-    if (cut) {
+    if (state.cut) {
+      state.refused++;
       client.destroy();
       return;
     }
     const upstream = connect(Number(target.port || 5432), target.hostname);
-    const pair: Pair = { client, upstream, listens: false };
+    const pair: Pair = { client, upstream, listens: false, held: undefined };
     pairs.add(pair);
     client.on('data', (chunk: Buffer) => {
-      // A simple query message carries its text as is: 'Q', length, 'LISTEN "channel"'.
-      if (!pair.listens && chunk.includes('LISTEN "')) pair.listens = true;
+      if (isListen(chunk)) {
+        pair.listens = true;
+        if (state.stallListens) pair.held ??= [];
+      }
+      if (pair.held) pair.held.push(chunk);
+      else upstream.write(chunk);
     });
-    client.pipe(upstream);
     upstream.pipe(client);
     for (const socket of [client, upstream]) {
       socket.on('error', () => end(pair));
@@ -53,12 +68,24 @@ export async function startDatabaseProxy(databaseUrl: string): Promise<DatabaseP
   url.port = String((server.address() as { port: number }).port);
   return {
     url: url.toString(),
+    get refused() {
+      return state.refused;
+    },
     cut(options = {}) {
-      cut = true;
+      state.cut = true;
       for (const pair of [...pairs]) if (!(options.spareListeners && pair.listens)) end(pair);
     },
+    stallListens() {
+      state.stallListens = true;
+    },
     restore() {
-      cut = false;
+      state.cut = false;
+      state.stallListens = false;
+      for (const pair of pairs) {
+        const held = pair.held;
+        pair.held = undefined;
+        for (const chunk of held ?? []) pair.upstream.write(chunk);
+      }
     },
     async close() {
       for (const pair of [...pairs]) end(pair);

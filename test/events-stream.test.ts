@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../src/app.ts';
 import { type EventType, recordEvent } from '../src/modules/events/outbox.ts';
 import { createDatabase, type Queryable } from '../src/platform/db.ts';
+import { startDatabaseProxy } from './database-proxy-support.ts';
 import { insertSessionFor, openSse, type SseClient } from './events-support.ts';
 import { assertProblem, setupTestApp, type TestContext } from './helpers.ts';
 import { newOwner, newUser, type Owner, USERS } from './payments-support.ts';
@@ -318,5 +319,92 @@ describe('a client that does not keep up', () => {
     );
     const next = await record(ctx.db, owner, sessionId, 'charging_session.stopping');
     assert.equal(Number((await reading.waitForEvents(recorded.length + 1))[recorded.length]?.id), next.seq, 'the reader that kept up is still open');
+  });
+});
+
+/** The app again, on a pool of its own that reaches the test database through a proxy the test can cut. */
+async function appBehindProxy() {
+  const proxy = await startDatabaseProxy(ctx.databaseUrl);
+  const db = createDatabase(proxy.url, { max: 4 });
+  const app = await buildApp({
+    config: ctx.config,
+    db,
+    clock: ctx.clock,
+    authenticate: ctx.clients.authenticate,
+    catalogue: ctx.catalogue,
+    ocpi: {},
+    payments: { processor: ctx.processor },
+    logger: false,
+  });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    proxy,
+    address,
+    async close() {
+      proxy.restore();
+      await app.close();
+      await db.close();
+      await proxy.close();
+    },
+  };
+}
+
+describe('the database failing under open streams', () => {
+  it('reads again once the database answers after refusing the stream’s reads (its notifications still came): nothing missed, nothing twice', async () => {
+    const behind = await appBehindProxy();
+    try {
+      const { owner, sessionId } = await ownerWithSession();
+      const sse = await openSse(`${behind.address}${path(owner, sessionId)}`, owner.token);
+      open.push(sse);
+      const first = await record(ctx.db, owner, sessionId, 'charging_session.pending');
+      assert.equal(Number((await sse.waitForEvents(1))[0]?.id), first.seq);
+      // Every connection but the LISTEN one is cut, and new ones are refused: the NOTIFYs of these two arrive, the
+      // rounds they start cannot read.
+      behind.proxy.cut({ spareListeners: true });
+      const during = [await record(ctx.db, owner, sessionId, 'charging_session.active'), await record(ctx.db, owner, sessionId, 'charging_session.stopping')];
+      const deadline = Date.now() + 10_000;
+      while (behind.proxy.refused < 2 && Date.now() < deadline) await pause(20);
+      assert.ok(behind.proxy.refused >= 2, 'a round failed and was tried again');
+      assert.equal(sse.events.length, 1, 'nothing streamed while the database refuses');
+      behind.proxy.restore();
+      // No new event, no new NOTIFY: the stream's own retry reads them.
+      assert.deepEqual(
+        (await sse.waitForEvents(3, 5_000)).map((e) => Number(e.id)),
+        [first.seq, ...during.map((d) => d.seq)],
+      );
+      const later = await record(ctx.db, owner, sessionId, 'charging_session.completed');
+      await sse.waitForEvents(4);
+      const { rows } = await ctx.db.query<{ seq: number }>('SELECT seq FROM client_events WHERE session_id = $1 ORDER BY seq', [sessionId]);
+      assert.deepEqual(
+        sse.events.map((e) => Number(e.id)),
+        rows.map((r) => r.seq),
+      );
+      assert.equal(rows.at(-1)?.seq, later.seq);
+    } finally {
+      await behind.close();
+    }
+  });
+
+  it('answers its own 503 (Retry-After, no internals) when its LISTEN connection is not ready within 5 s, then opens once it is', async () => {
+    const behind = await appBehindProxy();
+    try {
+      const { owner, sessionId } = await ownerWithSession();
+      // The database answers every statement but the LISTEN (the session check passes; the stream cannot listen).
+      behind.proxy.stallListens();
+      const refused = await openSse(`${behind.address}${path(owner, sessionId)}`, owner.token);
+      assert.equal(refused.status, 503);
+      assert.equal(refused.headers['retry-after'], '2');
+      const problem = refused.body as { error: { type: string }; detail: string };
+      assert.equal(problem.error.type, 'service_unavailable');
+      assert.equal(problem.detail, 'Live streams cannot be opened right now; retry shortly.');
+      behind.proxy.restore();
+      const sse = await openSse(`${behind.address}${path(owner, sessionId)}`, owner.token);
+      open.push(sse);
+      assert.equal(sse.status, 200);
+      const event = await record(ctx.db, owner, sessionId, 'charging_session.pending');
+      assert.equal(Number((await sse.waitForEvents(1))[0]?.id), event.seq);
+    } finally {
+      await behind.close();
+    }
   });
 });
