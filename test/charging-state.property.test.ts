@@ -9,6 +9,7 @@ import * as repo from '../src/modules/charging/repository.ts';
 import { changeStatus, INITIAL_STATUS, isAllowed, nextStatus, SESSION_STATUSES, type SessionEvent, TRANSITIONS } from '../src/modules/charging/state.ts';
 import { manualClock } from '../src/platform/clock.ts';
 import type { Database } from '../src/platform/db.ts';
+import { insertSessionFor } from './events-support.ts';
 import { createTestDatabase } from './helpers.ts';
 
 const EVENTS = Object.keys(TRANSITIONS) as SessionEvent[];
@@ -123,54 +124,8 @@ describe('changeStatus on PostgreSQL', () => {
 
   /** A new session (pending, as the start saga writes it), for a user of its own. */
   async function newSession(): Promise<string> {
-    const id = randomUUID();
-    const row = await repo.insertSession(database.db, {
-      id,
-      client_id: randomUUID(),
-      user_id: randomUUID(),
-      payment_method_id: 'pm_test',
-      evse_id: 'DE*ABC*E1',
-      station_id: 'station-1',
-      country_code: 'DE',
-      party_id: 'ABC',
-      operator_name: null,
-      location_id: 'LOC1',
-      evse_uid: 'E1',
-      connector_id: null,
-      hold_reference: `session:${id}`,
-      pre_authorization_amount: 5000,
-      currency: 'EUR',
-      tariff: { country_code: 'DE', party_id: 'ABC', id: 'T1', currency: 'EUR', elements: [], last_updated: clock.now().toISOString() } as never,
-      tariff_is_fallback: false,
-      time_zone: 'UTC',
-      starting_fee: null,
-      station_info: {
-        station_name: null,
-        station_address: null,
-        country: null,
-        station_speed: null,
-        connector_standard: null,
-        connector_power: null,
-        support_phone: null,
-        latitude: null,
-        longitude: null,
-      },
-      is_partner: false,
-      logo_url: null,
-      user_facing_session_prices: {
-        kwh_price: null,
-        time_price: null,
-        session_fee: null,
-        blocking_fee: null,
-        starting_fee: null,
-        grace_period_minutes: null,
-        blocking_cap: null,
-        currency: 'EUR',
-      },
-      created_at: clock.now(),
-    });
-    assert.ok(row);
-    assert.equal(row.status, INITIAL_STATUS);
+    const id = await insertSessionFor(database.db, randomUUID(), randomUUID(), clock.now());
+    assert.equal(await statusOf(id), INITIAL_STATUS);
     return id;
   }
 

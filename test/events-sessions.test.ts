@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CpoSandbox, Scenario } from '../src/sandbox/cpo/index.ts';
 import { type Driver, newDriver, scenarioEvse, startCpoNetwork } from './charging-support.ts';
-import { openSse, type SseClient, type SseEvent } from './events-support.ts';
+import { openSse, type SseClient, type SseEvent, storedOnceReceived } from './events-support.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
 import { CARDS, connectCard, eventually, newOwner, type Owner, USERS } from './payments-support.ts';
 import { createEndpoint, deliveryOf, startReceiver, verify } from './webhooks-support.ts';
@@ -65,6 +65,19 @@ async function until(sse: SseClient, type: string, timeoutMs = 15_000): Promise<
 async function stored(userId: string, type: string): Promise<Body[]> {
   const { rows } = await ctx.db.query<{ body: Body }>('SELECT body FROM client_events WHERE user_id = $1 AND type = $2 ORDER BY seq', [userId, type]);
   return rows.map((r) => r.body);
+}
+
+/** Waits until the payment processor's webhook of `type` about `objectId` has been applied (recorded as handled). */
+async function processorWebhookHandled(type: string, objectId: string): Promise<void> {
+  await eventually(async () => {
+    const { rows } = await ctx.db.query<{ handled: boolean }>(
+      `SELECT count(*) > 0 AND bool_and(h.event_id IS NOT NULL) AS handled
+         FROM stripe_sandbox.events e LEFT JOIN payment_webhook_events h ON h.event_id = e.id
+        WHERE e.type = $1 AND e.data->'data'->'object'->>'id' = $2`,
+      [type, objectId],
+    );
+    return rows[0]?.handled ? true : undefined;
+  }, `the processor's ${type} webhook handled`);
 }
 
 /** Runs due jobs (billing) until `check` holds. */
@@ -181,7 +194,14 @@ describe('charging session events', () => {
         ...sse.events.map((e) => ({ id: bodyOf(e).id, body: e.data })),
       ];
       const received = await receiver.waitFor(expected.length, 15_000);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Once every delivery of the endpoint is recorded as delivered (none in flight), nothing more is sent.
+      await eventually(async () => {
+        const { rows } = await ctx.db.query<{ open: number }>(
+          'SELECT count(*) FILTER (WHERE delivered_at IS NULL OR leased_until IS NOT NULL)::int AS open FROM webhook_deliveries WHERE endpoint_id = $1',
+          [endpoint.id],
+        );
+        return rows[0]?.open === 0 ? true : undefined;
+      }, 'every delivery recorded');
       assert.equal(receiver.requests.length, expected.length, `each event once: ${receiver.requests.map((r) => JSON.parse(r.body).type).join(', ')}`);
       // Per endpoint the order is not promised: the same bodies, byte for byte, each under its own webhook-id.
       const byId = new Map(received.map((r) => [String(r.headers['webhook-id']), r]));
@@ -210,8 +230,15 @@ describe('charging session events', () => {
     assert.equal(failed?.data.object.failure_reason, 'rejected_by_operator');
     assert.ok((failed?.data.object.version as number) > (pending?.data.object.version as number));
     assert.deepEqual(failed?.data.object, await getSession(d, session.id));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(sse.events.length, 2);
+    const stored = await storedOnceReceived(ctx.db, sse, session.id);
+    assert.deepEqual(
+      stored.map((r) => r.type),
+      ['charging_session.pending', 'charging_session.failed'],
+    );
+    assert.deepEqual(
+      sse.events.map((e) => Number(e.id)),
+      stored.map((r) => r.seq),
+    );
   });
 });
 
@@ -226,7 +253,7 @@ describe('other client events, once each by their action', () => {
       return found.length > 0 ? found : undefined;
     }, 'payment_method.attached');
     // The processor's webhook and the list both bring the mirror in line: one event all the same.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await processorWebhookHandled('payment_method.attached', pm);
     assert.equal((await stored(owner.userId, 'payment_method.attached')).length, 1);
     assert.deepEqual(attached[0]?.data.object, view);
     assert.equal(attached[0]?.user_id, owner.userId);
@@ -238,7 +265,7 @@ describe('other client events, once each by their action', () => {
       return found.length > 0 ? found : undefined;
     }, 'payment_method.detached');
     await ctx.call('GET', `${USERS}/${owner.userId}/payment-methods/`, { token: owner.token });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await processorWebhookHandled('payment_method.detached', pm);
     assert.equal((await stored(owner.userId, 'payment_method.detached')).length, 1);
     assert.deepEqual(detached[0]?.data.object, view);
   });

@@ -1,5 +1,6 @@
 // What the client-event tests share: a Server-Sent Events client over real HTTP(S) that parses the stream as an
-// EventSource would, and a session row for a user (the stream tests drive events themselves).
+// EventSource would, the session's stored events once a stream has received them all, and a session row for a user
+// (the stream tests drive its events themselves, the state machine's property test its status).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
@@ -111,8 +112,24 @@ export function openSse(url: string, token: string, headers: Record<string, stri
   });
 }
 
-/** A pending session of the user, written as the start saga writes it (no hold, no CPO): for tests that drive its events themselves. */
-export async function insertSessionFor(db: Queryable, clientId: string, userId: string): Promise<string> {
+/**
+ * The session's events as stored, once the stream has received as many: a check of what a stream carries ("and
+ * nothing else") compares it with these, rather than looking after a fixed pause.
+ */
+export async function storedOnceReceived(db: Queryable, sse: SseClient, sessionId: string, timeoutMs = 10_000) {
+  const { rows } = await db.query<{ seq: number; type: string; body: string }>(
+    'SELECT seq, type, body::text AS body FROM client_events WHERE session_id = $1 ORDER BY seq',
+    [sessionId],
+  );
+  await sse.waitForEvents(rows.length, timeoutMs);
+  return rows;
+}
+
+/**
+ * A pending session of the user, written as the start saga writes it (no hold, no CPO) at `at`, on an EVSE of its
+ * own: for tests that drive its events or its status themselves.
+ */
+export async function insertSessionFor(db: Queryable, clientId: string, userId: string, at: Date = new Date()): Promise<string> {
   const id = randomUUID();
   const row = await chargingRepo.insertSession(db, {
     id,
@@ -130,7 +147,7 @@ export async function insertSessionFor(db: Queryable, clientId: string, userId: 
     hold_reference: `session:${id}`,
     pre_authorization_amount: 5000,
     currency: 'EUR',
-    tariff: { country_code: 'DE', party_id: 'ABC', id: 'T1', currency: 'EUR', elements: [], last_updated: new Date().toISOString() } as never,
+    tariff: { country_code: 'DE', party_id: 'ABC', id: 'T1', currency: 'EUR', elements: [], last_updated: at.toISOString() } as never,
     tariff_is_fallback: false,
     time_zone: 'UTC',
     starting_fee: null,
@@ -157,7 +174,7 @@ export async function insertSessionFor(db: Queryable, clientId: string, userId: 
       blocking_cap: null,
       currency: 'EUR',
     },
-    created_at: new Date(),
+    created_at: at,
   });
   assert.ok(row);
   return id;
