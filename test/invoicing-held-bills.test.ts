@@ -13,7 +13,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { SessionRow } from '../src/modules/charging/repository.ts';
+import { INVOICING_QUEUES } from '../src/modules/invoicing/queues.ts';
 import type { CDR } from '../src/ocpi-protocol/cdrs.ts';
+import { createJobRunner } from '../src/platform/jobs.ts';
 import { priceSessionExact } from '../src/pricing/tariff-engine.ts';
 import type { CpoSandbox } from '../src/sandbox/cpo/index.ts';
 import { type Driver, newDriver, scenarioEvse, startCpoNetwork } from './charging-support.ts';
@@ -267,6 +269,60 @@ describe('a CDR in another currency than the session’s tariff and hold', { tim
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /no bill for session 00000000-0000-4000-8000-000000000000/);
   });
+});
+
+describe('a release while the bill job that held the bill is still running', { timeout: 120_000 }, () => {
+  for (const as of ['waived', 'tariff'] as const) {
+    it(`released ${as === 'waived' ? 'with --waive' : 'at the session’s tariff'}: the bill is finished all the same (${as === 'waived' ? 'the hold released' : 'captured and invoiced'}), not left until the hold lapses`, async () => {
+      // This test runs the bill job itself: the file's runner stands by.
+      await ctx.jobs.stop();
+      try {
+        const driver = await newDriver(ctx);
+        const session = await pendingSession(driver);
+        // The app's own bill job, held after it ran (it read the bill: held, nothing to do) and before its run is recorded.
+        const billJob = ctx.modules.jobHandlers[INVOICING_QUEUES.bill];
+        assert.ok(billJob);
+        let handled: () => void = () => {};
+        let finish: () => void = () => {};
+        const ran = new Promise<void>((resolve) => {
+          handled = resolve;
+        });
+        const finishing = new Promise<void>((resolve) => {
+          finish = resolve;
+        });
+        const slow = createJobRunner({
+          db: ctx.db,
+          clock: ctx.clock,
+          handlers: {
+            [INVOICING_QUEUES.bill]: async (payload, job) => {
+              await billJob(payload, job);
+              handled();
+              await finishing;
+            },
+          },
+        });
+        await postCdr(await cdrOf(session, { currency: 'GBP', total_cost: { excl_vat: 4, incl_vat: 4.8 } }));
+        const running = slow.runDue();
+        await ran;
+        assert.equal((await billOf(session.id))?.step, 'held');
+        const released = await cli('bills', 'release', session.id, ...(as === 'waived' ? ['--waive'] : []));
+        assert.equal(released.code, 0, released.stderr);
+        finish();
+        await running;
+        // Whichever process runs jobs next finishes the released bill.
+        await ctx.jobs.runDue();
+        if (as === 'waived') {
+          assert.deepEqual([(await billOf(session.id))?.step, (await holdStatus(session.id))?.status], ['waived', 'released']);
+        } else {
+          assert.equal((await billOf(session.id))?.step, 'invoiced');
+          assert.equal((await holdStatus(session.id))?.status, 'captured');
+          assert.equal((await invoicesOf(session.id)).length, 1);
+        }
+      } finally {
+        ctx.jobs.start();
+      }
+    });
+  }
 });
 
 describe('a CDR whose charging periods carry no ENERGY', { timeout: 60_000 }, () => {

@@ -11,6 +11,14 @@
 // A release is one transaction: the bill moves out of `held` (once: a second
 // release finds nothing held) and the bill job is queued with it, so whichever
 // service process runs jobs finishes it (the CLI itself calls no processor).
+// That job has a key of its own (RELEASED_KEY), not the session's: a bill job
+// of the session may still be running, having read the bill `held` a moment
+// before (it then does nothing), and under the session's key the release's
+// job would be that one (jobs.ts: a key deduplicates against a running job),
+// so a waived bill's hold would stay until it lapses and a priced one would
+// wait for the reconciliation. The bill job is idempotent, so running beside
+// another of its session is safe (holds are taken exclusively, every
+// processor call has its key, each step is written once).
 import type { CDR } from '../../ocpi-protocol/cdrs.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
@@ -39,6 +47,9 @@ export class ReleaseError extends Error {
 }
 
 export type ReleaseAs = 'tariff' | 'waived';
+
+/** The key of the bill job a release queues: one per session, whatever other bill job of the session runs. */
+const RELEASED_KEY = (sessionId: string) => `${sessionId}:released`;
 
 export interface Released {
   session_id: string;
@@ -81,7 +92,7 @@ export async function releaseHeldBill(ctx: HeldBillsContext, sessionId: string, 
     const moved = priced
       ? await repo.releaseHeldBillPriced(tx, sessionId, priced, now)
       : await repo.releaseHeldBillWaived(tx, sessionId, session.currency.toUpperCase(), now);
-    if (moved) await enqueue(tx, { queue: INVOICING_QUEUES.bill, payload: { session_id: sessionId }, key: sessionId, maxAttempts: 50 }, now);
+    if (moved) await enqueue(tx, { queue: INVOICING_QUEUES.bill, payload: { session_id: sessionId }, key: RELEASED_KEY(sessionId), maxAttempts: 50 }, now);
     return moved;
   });
   if (!released) throw new ReleaseError(`the bill of session ${sessionId} was released meanwhile`);
