@@ -263,6 +263,55 @@ describe('a CDR in another currency than the session’s tariff and hold', { tim
     );
   });
 
+  it('a session whose own tariff is in yet another currency than its hold can only be waived: the release at the tariff is refused, the bill stays held', async () => {
+    const driver = await newDriver(ctx);
+    const session = await pendingSession(driver);
+    // The EVSE's tariff (CHF) disagrees with its station's price group, whose currency the hold took (EUR).
+    await ctx.db.query(`UPDATE charging_sessions SET tariff = jsonb_set(tariff, '{currency}', '"CHF"') WHERE id = $1`, [session.id]);
+    await postCdr(await cdrOf(session, { currency: 'CHF', total_cost: { excl_vat: 7, incl_vat: 7.57 } }));
+    await untilBillStep(session.id, 'held');
+    const refused = await cli('bills', 'release', session.id);
+    assert.equal(refused.code, 1, refused.stdout);
+    assert.match(refused.stderr, /the session's tariff is in CHF, not in its hold's EUR: it can only be waived/);
+    assert.equal(refused.stdout, '');
+    assert.deepEqual([(await billOf(session.id))?.step, (await holdStatus(session.id))?.status], ['held', 'authorized'], 'nothing changed');
+    const queued = await ctx.db.query("SELECT 1 FROM jobs WHERE queue = 'invoicing.bill' AND key LIKE $1 || '%' AND state IN ('queued', 'running')", [
+      session.id,
+    ]);
+    assert.equal(queued.rows.length, 0, 'no bill job queued');
+
+    const waived = await cli('bills', 'release', session.id, '--waive', '--json');
+    assert.equal(waived.code, 0, waived.stderr);
+    assert.deepEqual(JSON.parse(waived.stdout), { session_id: session.id, released_as: 'waived', step: 'waived', currency: 'EUR', total: '0.00' });
+    await eventually(async () => ((await holdStatus(session.id))?.status === 'released' ? true : undefined), 'the hold released', 10_000);
+    assert.deepEqual(await invoicesOf(session.id), []);
+  });
+
+  it('a release at the tariff that prices to nothing (no energy): not billed, the hold released, no invoice', async () => {
+    const driver = await newDriver(ctx);
+    const session = await pendingSession(driver);
+    await postCdr(
+      await cdrOf(session, {
+        currency: 'GBP',
+        total_cost: { excl_vat: 1, incl_vat: 1.2 },
+        charging_periods: [{ start_date_time: iso(0), dimensions: [{ type: 'TIME', volume: 0.25 }] }],
+        total_energy: 0,
+        total_time: 0.25,
+        total_parking_time: 0,
+        end_date_time: iso(15),
+      }),
+    );
+    await untilBillStep(session.id, 'held');
+    const released = await cli('bills', 'release', session.id, '--json');
+    assert.equal(released.code, 0, released.stderr);
+    assert.deepEqual(JSON.parse(released.stdout), { session_id: session.id, released_as: 'tariff', step: 'not_billed', currency: 'EUR', total: '0.00' });
+    assert.match((await cli('bills', 'release', session.id)).stderr, /is not held \(it is not billed\)/);
+    await eventually(async () => ((await holdStatus(session.id))?.status === 'released' ? true : undefined), 'the hold released', 10_000);
+    const bill = await billOf(session.id);
+    assert.deepEqual([bill?.step, bill?.released_as, bill?.gross, bill?.currency, bill?.lines], ['not_billed', 'tariff', 0, 'EUR', []]);
+    assert.deepEqual(await invoicesOf(session.id), []);
+  });
+
   it('refuses what is not a session id (usage, 64) and a session without a held bill (1)', async () => {
     assert.equal((await cli('bills', 'release', 'CDR-1')).code, 64);
     const unknown = await cli('bills', 'release', '00000000-0000-4000-8000-000000000000');
