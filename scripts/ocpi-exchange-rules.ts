@@ -27,23 +27,12 @@
 // layer (not JSON, no or a bad token, over the rate limit, no such endpoint)
 // may have HTTP error statuses.
 
-export interface RecordedExchange {
-  direction: 'request' | 'answer';
-  sender: string;
-  method: string;
-  path: string;
-  module: string | null;
-  status: number | null;
-  ocpi_status: number | null;
-  routing: Record<string, string>;
-  authenticated?: boolean;
-  reached_ocpi_layer?: boolean;
-  /** Set when the exchange was in another version than 2.2.1 (2.1.1). */
-  version?: string;
-}
+import { type OcpiExchange, ROUTING_HEADER_NAMES as ROUTING } from '../src/ocpi-protocol/validate.ts';
+
+/** One exchange as the service records it (src/ocpi-protocol/validate.ts, recordOcpiExchange). */
+export type RecordedExchange = OcpiExchange;
 
 const CONFIGURATION_MODULES = new Set(['versions', 'credentials', 'hubclientinfo']);
-const ROUTING = ['OCPI-from-country-code', 'OCPI-from-party-id', 'OCPI-to-country-code', 'OCPI-to-party-id'] as const;
 const FORMAT: Record<(typeof ROUTING)[number], RegExp> = {
   'OCPI-from-country-code': /^[A-Za-z]{2}$/,
   'OCPI-from-party-id': /^[A-Za-z0-9]{3}$/,

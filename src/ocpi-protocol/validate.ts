@@ -189,7 +189,8 @@ export function routingHeadersOf(headers: Record<string, unknown>): Record<strin
   return routing;
 }
 
-const ROUTING_HEADER_NAMES = ['OCPI-from-country-code', 'OCPI-from-party-id', 'OCPI-to-country-code', 'OCPI-to-party-id'];
+/** The four routing headers of transport_and_format (Message Routing), spelled as OCPI spells them. */
+export const ROUTING_HEADER_NAMES = ['OCPI-from-country-code', 'OCPI-from-party-id', 'OCPI-to-country-code', 'OCPI-to-party-id'] as const;
 
 /** Writes one message to the recording directory; does nothing when recording is off. Never throws: a failed write is a warning. */
 export function recordOcpiMessage(schema: string, message: unknown): void {

@@ -59,7 +59,6 @@ export const RULES = {
 } as const satisfies Record<string, { kind: 'normalized' | 'rejected'; says: string }>;
 
 export type RuleName = keyof typeof RULES;
-export const RULE_NAMES = Object.keys(RULES) as RuleName[];
 
 /** One application of a rule to an object received from a CPO. */
 export interface Finding {
