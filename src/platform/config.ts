@@ -120,7 +120,7 @@ export interface EventsSettings {
 }
 
 export interface WebhookSettings {
-  /** WEBHOOK_TIMEOUT_MS: how long one delivery attempt may take (connect, send, answer). */
+  /** WEBHOOK_TIMEOUT_MS: how long one delivery attempt may take (name look-up, connect, send, answer). */
   timeoutMs: number;
   /** WEBHOOK_CONCURRENCY: deliveries in flight in this process, over every endpoint. */
   concurrency: number;
