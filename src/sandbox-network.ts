@@ -43,6 +43,8 @@ export async function startSandboxNetwork(deps: SandboxNetworkDeps): Promise<Cpo
     statusChangesPerSecond: sandboxConfig.statusChangesPerSecond,
     quirks: sandboxConfig.quirks,
     ocpiVersion: sandboxConfig.ocpiVersion,
+    topology: sandboxConfig.topology,
+    ...(sandboxConfig.parties > 0 ? { parties: sandboxConfig.parties } : {}),
     log,
   });
   try {
@@ -52,7 +54,9 @@ export async function startSandboxNetwork(deps: SandboxNetworkDeps): Promise<Cpo
       const started = performance.now();
       log('info', 'connecting the sandbox CPO network over OCPI', { versions_url: versionsUrl });
       const token = await network.issueTokenA(deps.pinnedCertificatePem ? { pinnedCertificatePem: deps.pinnedCertificatePem } : {});
-      const connection = await ocpi.connections.connect({ versionsUrl, token, name: 'sandbox' });
+      // The network with all of the generator's parties keeps one token store for them all: a token is pushed to it once.
+      const tokenPush = sandboxConfig.parties > 0 ? 'each-party' : 'once';
+      const connection = await ocpi.connections.connect({ versionsUrl, token, name: 'sandbox', tokenPush });
       const pulled = await ocpi.sync.syncConnection(connection, { full: true });
       log('info', 'sandbox CPO network connected; its catalogue pulled over OCPI', {
         connection: connection.name,

@@ -228,13 +228,15 @@ test('a session across 22:00 local starts a new charging period at 22:00 sharp, 
   const local = localTime(new Date(guess), target.location.time_zone);
   clock.set(new Date(guess - (local.seconds - (21 * 3600 + 59 * 60 + 40)) * 1000));
   const { url } = emsp.responseUrl('START_SESSION');
-  await emsp.call('POST', `${emsp.endpoint('commands')}/START_SESSION`, {
-    response_url: url,
-    token: appToken(),
-    location_id: target.location.id,
-    evse_uid: target.evse.uid,
-    authorization_reference: 'night-1',
-  });
+  await emsp.call(
+    'POST',
+    `${emsp.endpoint('commands')}/START_SESSION`,
+    { response_url: url, token: appToken(), location_id: target.location.id, evse_uid: target.evse.uid, authorization_reference: 'night-1' },
+    undefined,
+    undefined,
+    // Addressed to the location's party (OCPI-to): the network refuses a command for another party's location.
+    { country_code: target.location.country_code, party_id: target.location.party_id },
+  );
   clock.advance(300);
   await cpo.runDueWork();
   clock.advance(1_000);

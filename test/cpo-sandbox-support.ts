@@ -267,9 +267,9 @@ export async function startEmspPeer(options: { tls?: { cert: string; key: string
       return url;
     },
 
-    /** The routing headers of a call to a functional module of the CPO: from us, to its first party. */
-    routing(): Record<string, string> {
-      const to = state.cpoRoles[0];
+    /** The routing headers of a call to a functional module of the CPO: from us, to `party`, else its first party. */
+    routing(party?: { country_code: string; party_id: string }): Record<string, string> {
+      const to = party ?? state.cpoRoles[0];
       assert.ok(to, 'registered with the CPO');
       return {
         'OCPI-from-country-code': EMSP_PARTY.country_code,
@@ -281,18 +281,28 @@ export async function startEmspPeer(options: { tls?: { cert: string; key: string
 
     /**
      * A call to the CPO with our token (or the given one), through src/ocpi-protocol/client.ts; with the routing
-     * headers, except to versions and credentials (configuration modules are not routed).
+     * headers (to `to`, else the CPO's first party), except to versions and credentials (configuration modules are not routed).
      */
-    async call(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown, token = state.cpoToken, timeoutMs = 5_000) {
+    async call(
+      method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+      url: string,
+      body?: unknown,
+      token = state.cpoToken,
+      timeoutMs = 5_000,
+      to?: { country_code: string; party_id: string },
+    ) {
       assert.ok(token, 'registered with the CPO');
       const configuration = /\/(versions|credentials|\d+\.\d+(\.\d+)?)\/?$/.test(new URL(url).pathname);
+      // A STOP_SESSION goes to the party of the session (the network refuses it addressed to another party).
+      const stopped = url.endsWith('/STOP_SESSION') ? sessions.get(String((body as { session_id?: unknown } | undefined)?.session_id)) : undefined;
+      to ??= stopped ? { country_code: stopped.country_code, party_id: stopped.party_id } : undefined;
       return ocpiRequest(
         { token },
         {
           method,
           url,
           ...(body === undefined ? {} : { body }),
-          ...(configuration ? {} : { headers: peer.routing() }),
+          ...(configuration ? {} : { headers: peer.routing(to) }),
           timeoutMs,
           retries: 0,
         },

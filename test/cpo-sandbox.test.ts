@@ -438,24 +438,30 @@ describe('charging: START_SESSION to CDR', () => {
   test('a start without an EVSE picks an available one; a second start on a busy EVSE gets EVSE_OCCUPIED', async () => {
     const location = cpo.network.location('LOC-0000002') as OcpiLocation;
     const { url, uid } = emsp.responseUrl('START_SESSION');
-    const reply = await emsp.call('POST', `${emsp.endpoint('commands')}/START_SESSION`, {
-      response_url: url,
-      token: appToken(),
-      location_id: location.id,
-      authorization_reference: 'any-evse',
-    });
+    // Addressed to the location's party (OCPI-to): the network refuses a command for another party's location.
+    const to = { country_code: location.country_code, party_id: location.party_id };
+    const reply = await emsp.call(
+      'POST',
+      `${emsp.endpoint('commands')}/START_SESSION`,
+      { response_url: url, token: appToken(), location_id: location.id, authorization_reference: 'any-evse' },
+      undefined,
+      undefined,
+      to,
+    );
     const answer = dataOf<{ result: string }>(reply).result;
     if (answer === 'REJECTED') return; // every EVSE of this generated location is busy: nothing more to check
     assert.equal(answer, 'ACCEPTED');
     await waitFor('the result', () => emsp.commandResults.get(uid)?.[0]);
     const session = await waitFor('a session', () => sessionByReference('any-evse'));
     const second = emsp.responseUrl('START_SESSION');
-    await emsp.call('POST', `${emsp.endpoint('commands')}/START_SESSION`, {
-      response_url: second.url,
-      token: appToken(),
-      location_id: location.id,
-      evse_uid: session.evse_uid,
-    });
+    await emsp.call(
+      'POST',
+      `${emsp.endpoint('commands')}/START_SESSION`,
+      { response_url: second.url, token: appToken(), location_id: location.id, evse_uid: session.evse_uid },
+      undefined,
+      undefined,
+      to,
+    );
     const result = await waitFor('the second result', () => emsp.commandResults.get(second.uid)?.[0]);
     assert.equal(result.result, 'EVSE_OCCUPIED');
     await stop(session.id);

@@ -90,7 +90,7 @@ describe('an OCPI 2.1.1 CPO (the sandbox network with its 2.1.1 personality)', (
     const versions = emspProxy.exchanges.find((e) => e.path === '/ocpi/versions');
     assert.deepEqual(
       list(dataOf(versions?.responseBody)).map((v) => (v as { version: string }).version),
-      ['2.2.1', '2.1.1'],
+      ['2.2.1', '2.2', '2.1.1'],
     );
     const details = emspProxy.exchanges.find((e) => e.path === '/ocpi/2.1.1' && e.method === 'GET');
     const endpoints = list((dataOf(details?.responseBody) as { endpoints?: unknown } | undefined)?.endpoints);

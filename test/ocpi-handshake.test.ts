@@ -119,12 +119,12 @@ describe('a CPO registers with a TOKEN_A we issued', () => {
 });
 
 describe('peers we cannot speak to', () => {
-  it('refuses a CPO without a version we speak (2.2.1, 2.1.1) with 3002, and an http URL off this machine', async () => {
+  it('refuses a CPO without a version we speak (2.2.1, 2.2, 2.1.1) with 3002, and an http URL off this machine', async () => {
     const peer = Fastify();
     peer.get('/versions', async () => ({
       data: [
         { version: '2.0', url: 'http://127.0.0.1/2.0' },
-        { version: '2.2', url: 'http://127.0.0.1/2.2' },
+        { version: '2.1', url: 'http://127.0.0.1/2.1' },
       ],
       status_code: 1000,
       timestamp: new Date().toISOString(),

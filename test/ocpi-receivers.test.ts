@@ -74,9 +74,10 @@ describe('OCPI authentication and envelope', () => {
   it('serves versions and version details with the 2.2.1 endpoints', async () => {
     const versions = await ocpi('GET', '/versions');
     assertEnvelope(versions, 200, 1000);
-    // Both versions we speak, best first (a 2.1.1 peer picks 2.1.1: test/ocpi-211.test.ts).
+    // The versions we speak, best first (a 2.1.1 peer picks 2.1.1: test/ocpi-211.test.ts; a 2.2 one 2.2: test/ocpi-22.test.ts).
     assert.deepEqual(versions.body.data, [
       { version: '2.2.1', url: `${ctx.config.publicBaseUrl}/ocpi/2.2.1` },
+      { version: '2.2', url: `${ctx.config.publicBaseUrl}/ocpi/2.2` },
       { version: '2.1.1', url: `${ctx.config.publicBaseUrl}/ocpi/2.1.1` },
     ]);
     const details = await ocpi('GET', '/2.2.1');
@@ -116,12 +117,20 @@ describe('OCPI authentication and envelope', () => {
     assertEnvelope(await ocpi('PUT', '/2.2.1/locations/DE/ABC/L1', ocpiLocation({ id: 'L1', lat: 52.5, lon: 13.4 }), invite.token), 401, 2000);
   });
 
-  it('accepts an unencoded token only from a connection configured for it', async () => {
-    const raw = await connectedPeer('old-peer', [{ country_code: 'BE', party_id: 'OLD' }], { rawTokens: true });
-    const res = await ctx.call('GET', '/ocpi/versions', { headers: { authorization: `Token ${raw}` } });
-    assertEnvelope(res, 200, 1000);
-    const strict = await ctx.call('GET', '/ocpi/versions', { headers: { authorization: `Token ${token}` } });
-    assertEnvelope(strict, 401, 2000);
+  it('accepts a token unencoded or Base64-encoded from any connection, and records which form the peer uses', async () => {
+    // OCPI 2.1.1 and many 2.2 peers send the token as it is; 2.2.1 Base64-encodes it. Either is taken, whatever the
+    // connection was configured for (raw_tokens says how we send ours), and the connection records what its peer sends.
+    const peerToken = await connectedPeer('form-peer', [{ country_code: 'BE', party_id: 'FRM' }]);
+    const form = async () => (await ctx.ocpi.connections.findByName('form-peer'))?.incoming_token_form;
+    assert.equal(await form(), null, 'nothing seen yet');
+    assertEnvelope(await ctx.call('GET', '/ocpi/versions', { headers: { authorization: `Token ${peerToken}` } }), 200, 1000);
+    assert.equal(await form(), 'raw');
+    assertEnvelope(await ctx.call('GET', '/ocpi/2.2.1/tokens', { headers: { authorization: `Token ${peerToken}` } }), 200, 1000);
+    assertEnvelope(await ctx.call('GET', '/ocpi/versions', { headers: auth(peerToken) }), 200, 1000);
+    assert.equal(await form(), 'base64');
+    // An unknown token is unknown in either form.
+    assertEnvelope(await ctx.call('GET', '/ocpi/versions', { headers: { authorization: 'Token not-a-token-of-ours' } }), 401, 2000);
+    assertEnvelope(await ctx.call('GET', '/ocpi/versions', { headers: auth('not-a-token-of-ours') }), 401, 2000);
   });
 
   it('answers a request that reached the OCPI layer with HTTP 200 and the OCPI error; 400 only for invalid JSON, 401 for auth, 404 for what does not exist', async () => {

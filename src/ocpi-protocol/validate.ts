@@ -10,6 +10,7 @@ import type { Static, TSchema } from 'typebox';
 import { Cdr } from './cdrs.ts';
 import { CommandResponse, CommandResult, StartSession, StopSession } from './commands.ts';
 import { Credentials } from './credentials.ts';
+import { ClientInfo } from './hub-client-info.ts';
 import { OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from './locations-tariffs.ts';
 import { Session, SessionPatch } from './sessions.ts';
 import { AuthorizationInfo, Token, TokenPatch } from './tokens.ts';
@@ -19,6 +20,7 @@ import { VersionDetails, Versions } from './versions.ts';
 export type { CDR, Cdr } from './cdrs.ts';
 export type { CommandResponse, CommandResult, StartSession, StopSession } from './commands.ts';
 export type { Credentials } from './credentials.ts';
+export type { ClientInfo } from './hub-client-info.ts';
 export type { Session, SessionPatch } from './sessions.ts';
 export type { AuthorizationInfo, Token, TokenPatch } from './tokens.ts';
 export type { Version, VersionDetails, Versions } from './versions.ts';
@@ -54,6 +56,7 @@ export const OCPI_SCHEMA_NAMES = [
   'LocationPatch',
   'EvsePatch',
   'ConnectorPatch',
+  'ClientInfo',
 ] as const;
 export type OcpiSchemaName = (typeof OCPI_SCHEMA_NAMES)[number];
 
@@ -113,6 +116,7 @@ export const parseCommandResult = validator(CommandResult, 'CommandResult');
 export const parseStartSession = validator(StartSession, 'StartSession');
 export const parseStopSession = validator(StopSession, 'StopSession');
 export const parseCredentials = validator(Credentials, 'Credentials');
+export const parseClientInfo = validator(ClientInfo, 'ClientInfo');
 /** The data of a versions endpoint: an array of Version (recorded as "Version", one array). */
 export const parseVersions = validator(Versions, 'Version');
 export const parseVersionDetails = validator(VersionDetails, 'VersionDetails');

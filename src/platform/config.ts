@@ -159,7 +159,11 @@ export interface OcpiConfig {
     timeCompression: number;
     statusChangesPerSecond: number;
     quirks: Quirk[];
-    ocpiVersion: '2.2.1' | '2.1.1';
+    ocpiVersion: '2.2.1' | '2.2' | '2.1.1';
+    /** How the network presents its parties: one platform, or a hub in front of them (src/sandbox/cpo/topology.ts). */
+    topology: 'platform' | 'hub';
+    /** How many of the generator's parties it hosts (0: all of them). */
+    parties: number;
   };
 }
 
@@ -519,7 +523,9 @@ function ocpiConfig(env: Env, mode: Config['mode']): OcpiConfig {
       statusChangesPerSecond: integer(env, 'CPO_SANDBOX_STATUS_CHANGES_PER_SECOND', 2, 0, 10_000),
       quirks: sandboxQuirks(env),
       // The OCPI version the sandbox network speaks (its personality, src/sandbox/cpo/wire.ts).
-      ocpiVersion: oneOf(env, 'CPO_SANDBOX_OCPI_VERSION', ['2.2.1', '2.1.1'] as const, '2.2.1'),
+      ocpiVersion: oneOf(env, 'CPO_SANDBOX_OCPI_VERSION', ['2.2.1', '2.2', '2.1.1'] as const, '2.2.1'),
+      topology: oneOf(env, 'CPO_SANDBOX_TOPOLOGY', ['platform', 'hub'] as const, 'platform'),
+      parties: integer(env, 'CPO_SANDBOX_PARTIES', 0, 0, 1_000),
     },
   };
 }

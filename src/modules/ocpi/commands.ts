@@ -8,10 +8,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { OcpiTransportError, ocpiRequest } from '../../ocpi-protocol/client.ts';
 import { commandResponseFrom211, OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
 import { startSessionTo211, stopSessionTo211 } from '../../ocpi-protocol/v2_1_1/to-peer.ts';
+import { OCPI_2_2, startSessionTo22 } from '../../ocpi-protocol/v2_2/adapter.ts';
 import { parseCommandResponse } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { type Connections, endpointOf } from './connections.ts';
+import { versionOf } from './peer-versions.ts';
 import * as repo from './repository.ts';
 import type { OcpiToken } from './tokens.ts';
 
@@ -39,8 +41,10 @@ export interface StopSessionRequest {
   command_id?: string;
 }
 
-/** A command as a 2.1.1 CPO takes it (to-peer.ts). */
-function commandTo211(type: 'START_SESSION' | 'STOP_SESSION', request: Record<string, unknown>): Record<string, unknown> {
+/** A command as a CPO of `version` takes it: 2.1.1's shapes (v2_1_1/to-peer.ts), 2.2's START_SESSION without connector_id (v2_2/adapter.ts). */
+function commandIn(version: string, type: 'START_SESSION' | 'STOP_SESSION', request: Record<string, unknown>): Record<string, unknown> {
+  if (version === OCPI_2_2) return type === 'START_SESSION' ? startSessionTo22(request) : request;
+  if (version !== OCPI_2_1_1) return request;
   return type === 'START_SESSION'
     ? startSessionTo211(request as unknown as Parameters<typeof startSessionTo211>[0])
     : stopSessionTo211(request as unknown as Parameters<typeof stopSessionTo211>[0]);
@@ -61,11 +65,21 @@ export function createCommands(deps: { db: Database; clock: Clock; connections: 
     const url = connection ? endpointOf(connection, 'commands', 'RECEIVER') : undefined;
     if (!connection || !url)
       return { outcome: 'unreachable', commandId, reason: `no connected CPO for party ${party.country_code}*${party.party_id} with a commands endpoint` };
+    // Behind a hub, a party the hub does not report CONNECTED cannot be reached (mod_hub_client_info: "No requests can
+    // be sent"): nothing is sent, the start or stop fails as unreachable.
+    if (connection.hub_status !== null && connection.hub_status !== 'CONNECTED') {
+      return {
+        outcome: 'unreachable',
+        commandId,
+        reason: `the hub ${connection.name} reports ${party.country_code}*${party.party_id} ${connection.hub_status}: no requests can be sent to it`,
+      };
+    }
     const secret = randomBytes(18).toString('base64url');
-    // A 2.1.1 CPO gets the command in 2.1.1's shape and posts its result to our 2.1.1 interface (the adapter reads it).
-    const v211 = connection.version === OCPI_2_1_1;
-    const built = { ...body, response_url: `${deps.ocpiBaseUrl}/${v211 ? OCPI_2_1_1 : '2.2.1'}/commands/${type}/${commandId}/${secret}` };
-    const request = v211 ? commandTo211(type, built) : built;
+    // A 2.1.1 or 2.2 CPO gets the command in its version's shape and posts its result to our interface of that version.
+    const version = versionOf(connection);
+    const built = { ...body, response_url: `${deps.ocpiBaseUrl}/${version}/commands/${type}/${commandId}/${secret}` };
+    const request = commandIn(version, type, built);
+    const v211 = version === OCPI_2_1_1;
     await repo.insertCommand(db, { id: commandId, connection_id: connection.id, type, callback_secret: secret, request }, clock.now());
     try {
       // Commands are not retried blindly: a lost answer may hide an accepted start.

@@ -77,6 +77,15 @@ export function parseCredentialsIn(version: string | null | undefined, body: unk
   return version === OCPI_2_1_1 ? credentialsFrom211(body) : parseCredentials(body);
 }
 
+/** Whether a connection is to a hub (its credentials name the HUB role: "A Hub SHALL only reports itself as role: Hub"). */
+export const isHub = (connection: Pick<repo.Connection, 'roles'>): boolean => connection.roles.some((r) => r.role === 'HUB');
+
+/** The hub's own party (its HUB role), for a connection to a hub. */
+export function hubParty(connection: Pick<repo.Connection, 'roles'>): PartyRef | undefined {
+  const role = connection.roles.find((r) => r.role === 'HUB');
+  return role ? { country_code: role.country_code.toUpperCase(), party_id: role.party_id.toUpperCase() } : undefined;
+}
+
 /** Our party, as the OCPI-from headers of our messages name it. */
 export function ourParty(ctx: ConnectionsContext): PartyRef {
   return { country_code: ctx.identity.countryCode, party_id: ctx.identity.partyId };
@@ -114,9 +123,11 @@ export function peerAuth(ctx: ConnectionsContext, connection: repo.Connection): 
   return { token: connection.outgoing_token, rawToken, version: connection.version, ...observer(ctx, connection.name) };
 }
 
-/** Roles must include a CPO, and the party the operator named if any. */
+/** Roles must include a CPO (a platform of one or more CPO parties) or be a hub's, and the party the operator named if any. */
 export function checkRoles(roles: repo.PeerRole[], expectedParty: string | null): void {
-  if (!roles.some((r) => r.role === 'CPO')) throw ocpiLayerError(OCPI_STATUS.noMatchingEndpoints, 'the peer has no CPO role; we only connect to CPOs');
+  if (!roles.some((r) => r.role === 'CPO' || r.role === 'HUB')) {
+    throw ocpiLayerError(OCPI_STATUS.noMatchingEndpoints, 'the peer has no CPO role and is not a hub; we only connect to CPOs, directly or through a hub');
+  }
   if (expectedParty) {
     const [cc, pid] = expectedParty.toUpperCase().split('*');
     if (!roles.some((r) => r.country_code.toUpperCase() === cc && r.party_id.toUpperCase() === pid)) {

@@ -34,6 +34,8 @@ export const OUR_ENDPOINTS: readonly { identifier: string; role: 'SENDER' | 'REC
   { identifier: 'cdrs', role: 'RECEIVER', path: 'cdrs' },
   { identifier: 'commands', role: 'SENDER', path: 'commands' },
   { identifier: 'tokens', role: 'SENDER', path: 'tokens' },
+  // A hub pushes the status of the parties behind it (2.2 and 2.2.1; 2.1.1 has no hubs, versionDetailsTo211 leaves it out).
+  { identifier: 'hubclientinfo', role: 'RECEIVER', path: 'hubclientinfo' },
 ];
 
 /**
@@ -67,15 +69,22 @@ export function createConnections(deps: ConnectionsDeps) {
     /** Routing headers of a call to a functional module of the connection: to `to`, else its first CPO party. */
     routingTo: (connection: Pick<repo.Connection, 'roles'> & { version?: string | null }, to?: PartyRef) => routingTo(ctx, connection, to),
 
-    /** The versions we speak, best first: 2.2.1 and 2.1.1. */
+    /** The versions we speak, best first: 2.2.1, 2.2 and 2.1.1. */
     versions: () => OUR_VERSIONS.map((version) => ({ version, url: `${identity.baseUrl}/${version}` })),
-    /** Our endpoints of `version` (2.1.1: without roles, as 2.1.1 lists them). */
+    /** Our endpoints of `version` (2.2: as 2.2.1's; 2.1.1: without roles, as 2.1.1 lists them). */
     versionDetails: (version: string = OCPI_VERSION) => {
       const endpoints = OUR_ENDPOINTS.map((e) => ({ identifier: e.identifier, role: e.role, url: `${identity.baseUrl}/${version}/${e.path}` }));
       return version === OCPI_2_1_1 ? versionDetailsTo211(endpoints) : { version, endpoints };
     },
 
     connectionForToken: (token: string, options?: { fresh?: boolean }) => connectionForToken(ctx, token, options),
+    /** Records how the peer presents its token (raw or Base64), on the connection and in the cached copy. */
+    async recordTokenForm(connection: repo.Connection, form: 'raw' | 'base64'): Promise<void> {
+      await repo.setIncomingTokenForm(db, connection.id, form);
+      connection.incoming_token_form = form;
+    },
+    /** Whether the connection speaks for `party` (a hub: a party its ClientInfo reported). */
+    holdsParty: (connection: repo.Connection, party: PartyRef) => repo.connectionHoldsParty(db, connection.id, party.country_code, party.party_id),
     forgetCachedTokens: () => ctx.cache.clear(),
     /**
      * Follows the connection changes every process makes (a handshake completed by the CLI's `cpo connect`, a
@@ -86,8 +95,9 @@ export function createConnections(deps: ConnectionsDeps) {
 
     // What a CPO sends us (invite, register, update, unregister): credentials-from-cpo.ts;
     // what we send it (connect, disconnect, rotate): credentials-to-cpo.ts.
-    invite: (options?: { name?: string; rawTokens?: boolean }) => invite(ctx, options),
-    connect: (options: { versionsUrl: string; token: string; party?: string; name?: string; rawTokens?: boolean }) => connect(ctx, options),
+    invite: (options?: { name?: string; rawTokens?: boolean; tokenPush?: repo.TokenPush }) => invite(ctx, options),
+    connect: (options: { versionsUrl: string; token: string; party?: string; name?: string; rawTokens?: boolean; tokenPush?: repo.TokenPush }) =>
+      connect(ctx, options),
     register: (connection: repo.Connection, body: unknown, options: CredentialsCall) => register(ctx, connection, body, options),
     update: (connection: repo.Connection, body: unknown, options: CredentialsCall) => update(ctx, connection, body, options),
     unregister: (connection: repo.Connection) => unregister(ctx, connection),
@@ -96,6 +106,8 @@ export function createConnections(deps: ConnectionsDeps) {
 
     list: () => repo.listConnections(db),
     findByName: (name: string) => repo.findConnectionByName(db, name),
+    /** The parties a connection speaks for (credentials roles; behind a hub, those its ClientInfo reported, with their status). */
+    parties: (connection: Pick<repo.Connection, 'id'>) => repo.partiesOfConnection(db, connection.id),
   };
 }
 

@@ -4,7 +4,7 @@
 // peer's versions are read with its token, and our credentials answered with a
 // new TOKEN_C. A registration also queues the first pull of the CPO's data.
 import { randomUUID } from 'node:crypto';
-import { OcpiTransportError } from '../../ocpi-protocol/client.ts';
+import { type OcpiPeerAuth, OcpiTransportError } from '../../ocpi-protocol/client.ts';
 import { invalidParameters, OCPI_STATUS, OcpiError, ocpiLayerError } from '../../ocpi-protocol/transport.ts';
 import { OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
 import {
@@ -18,13 +18,13 @@ import {
   uniqueName,
 } from './connections-context.ts';
 import { queueFirstPull } from './first-pull.ts';
-import { ConnectionError, describe, fetchPeerVersion, OCPI_VERSION, type PeerVersion } from './peer-versions.ts';
+import { ConnectionError, describe, fetchPeerVersion, fetchPeerVersionEitherForm, OCPI_VERSION, type PeerVersion } from './peer-versions.ts';
 import * as repo from './repository.ts';
 
 /** `cpo invite`: a TOKEN_A for a CPO that will register with us. */
 export async function invite(
   ctx: ConnectionsContext,
-  options: { name?: string; rawTokens?: boolean } = {},
+  options: { name?: string; rawTokens?: boolean; tokenPush?: repo.TokenPush } = {},
 ): Promise<{ token: string; versions_url: string; name: string }> {
   const token = newCredentialsToken();
   const name = await uniqueName(ctx, options.name ?? `invited-${randomUUID().slice(0, 8)}`);
@@ -38,6 +38,7 @@ export async function invite(
       incoming_token_kind: 'A',
       raw_tokens: options.rawTokens ?? false,
       expected_party: null,
+      ...(options.tokenPush ? { token_push: options.tokenPush } : {}),
     },
     ctx.clock.now(),
   );
@@ -77,21 +78,21 @@ async function exchange(ctx: ConnectionsContext, connection: repo.Connection, bo
   if (!credentials.ok) throw invalidParameters(`credentials: ${describe(credentials.errors)}`);
   const roles = credentials.value.roles as repo.PeerRole[];
   checkRoles(roles, connection.expected_party);
-  // A peer that sent its TOKEN_A unencoded is an OCPI 2.1.1/2.2 implementation, as is every 2.1.1 peer: answer it in kind.
-  const rawTokens = connection.raw_tokens || call.rawTokenUsed || version === OCPI_2_1_1;
+  // A peer that sent its TOKEN_A unencoded is an OCPI 2.1.1/2.2 implementation, as is every 2.1.1 peer: we answer it in
+  // kind, unless its versions endpoint refuses that form and takes the other (fetchPeerVersionEitherForm).
+  const auth: OcpiPeerAuth = { token: credentials.value.token, rawToken: connection.raw_tokens || call.rawTokenUsed, ...observer(ctx, connection.name) };
   let peer: PeerVersion;
   try {
-    peer = await fetchPeerVersion(
-      { token: credentials.value.token, rawToken: rawTokens, ...observer(ctx, connection.name) },
-      credentials.value.url,
-      ctx.timeoutMs,
-      version,
-    );
+    peer =
+      version === OCPI_2_1_1
+        ? await fetchPeerVersion({ ...auth, rawToken: true }, credentials.value.url, ctx.timeoutMs, version)
+        : await fetchPeerVersionEitherForm(auth, credentials.value.url, ctx.timeoutMs, version);
   } catch (error) {
     if (error instanceof OcpiError) throw error;
     const reason = error instanceof OcpiTransportError || error instanceof ConnectionError ? error.message : 'unexpected error';
     throw ocpiLayerError(OCPI_STATUS.unableToUseClientApi, `cannot use your API: ${reason}`);
   }
+  const rawTokens = version === OCPI_2_1_1 || auth.rawToken === true;
   const tokenC = newCredentialsToken();
   const name = connection.name.startsWith('invited-') ? await uniqueName(ctx, nameFromRoles(roles), connection.id) : connection.name;
   await db

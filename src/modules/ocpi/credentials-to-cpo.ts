@@ -3,7 +3,7 @@
 // `cpo rotate` sends it new credentials (PUT), `cpo disconnect` unregisters
 // (DELETE, best effort).
 import { randomUUID } from 'node:crypto';
-import { type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi-protocol/client.ts';
+import { type OcpiPeerAuth, ocpiData } from '../../ocpi-protocol/client.ts';
 import { OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
 import {
   type ConnectionsContext,
@@ -16,7 +16,7 @@ import {
   peerAuth,
   uniqueName,
 } from './connections-context.ts';
-import { ConnectionError, describe, endpointOf, fetchPeerVersion, OCPI_VERSION, type PeerVersion } from './peer-versions.ts';
+import { ConnectionError, describe, endpointOf, fetchPeerVersionEitherForm, OCPI_VERSION } from './peer-versions.ts';
 import * as repo from './repository.ts';
 
 /**
@@ -26,7 +26,7 @@ import * as repo from './repository.ts';
  */
 export async function connect(
   ctx: ConnectionsContext,
-  options: { versionsUrl: string; token: string; party?: string; name?: string; rawTokens?: boolean },
+  options: { versionsUrl: string; token: string; party?: string; name?: string; rawTokens?: boolean; tokenPush?: repo.TokenPush },
 ): Promise<repo.Connection> {
   const { db, clock } = ctx;
   if (options.party && !/^[A-Za-z]{2}\*[A-Za-z0-9]{3}$/.test(options.party)) throw new ConnectionError('--party must look like DE*ABC');
@@ -36,7 +36,7 @@ export async function connect(
     rawToken: options.rawTokens ?? false,
     ...observer(ctx, options.name ?? new URL(options.versionsUrl).host),
   };
-  const peer = await fetchPeerVersionAnyToken(ctx, auth, options.versionsUrl);
+  const peer = await fetchPeerVersionEitherForm(auth, options.versionsUrl, ctx.timeoutMs);
   // OCPI 2.1.1 sends tokens unencoded: a 2.1.1 peer is a raw-token connection.
   const rawTokens = auth.rawToken === true || peer.version === OCPI_2_1_1;
   const credentialsUrl = endpointOf(peer, 'credentials', 'RECEIVER') ?? endpointOf(peer, 'credentials', 'SENDER');
@@ -57,6 +57,7 @@ export async function connect(
       raw_tokens: rawTokens,
       expected_party: options.party?.toUpperCase() ?? null,
       versions_url: options.versionsUrl,
+      ...(options.tokenPush ? { token_push: options.tokenPush } : {}),
     },
     clock.now(),
   );
@@ -102,20 +103,6 @@ export async function connect(
     await repo.markDisconnected(db, id, clock.now());
     ctx.cache.clear();
     throw error;
-  }
-}
-
-/**
- * The peer's versions, read with its TOKEN_A Base64-encoded (2.2.1) and, when that is refused with HTTP 401 and no
- * raw tokens were asked for, once more unencoded: an OCPI 2.1.1 (or 2.2) peer compares the token as it is.
- */
-async function fetchPeerVersionAnyToken(ctx: ConnectionsContext, auth: OcpiPeerAuth, versionsUrl: string): Promise<PeerVersion> {
-  try {
-    return await fetchPeerVersion(auth, versionsUrl, ctx.timeoutMs);
-  } catch (error) {
-    if (!(error instanceof OcpiTransportError) || error.httpStatus !== 401 || auth.rawToken) throw error;
-    auth.rawToken = true;
-    return fetchPeerVersion(auth, versionsUrl, ctx.timeoutMs);
   }
 }
 

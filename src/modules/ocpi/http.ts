@@ -13,6 +13,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { isDatabaseUnavailable } from '../../platform/db.ts';
 import { setRateLimitHeaders } from '../../platform/http/rate-limit.ts';
 import type { RateLimiter } from '../../platform/rate-limit/limiter.ts';
+import { isHub } from './connections-context.ts';
 import type { Connection } from './repository.ts';
 
 declare module 'fastify' {
@@ -35,6 +36,10 @@ declare module 'fastify' {
 export interface OcpiAuth {
   /** The connection a token belongs to (cached briefly; `fresh`: read from the database whatever the cache holds). */
   connectionForToken(token: string, options?: { fresh?: boolean }): Promise<Connection | undefined>;
+  /** Records how the peer presents its token ('raw' or 'base64') when it is not what the connection last recorded. */
+  recordTokenForm(connection: Connection, form: 'raw' | 'base64'): Promise<void>;
+  /** Whether a party is one the connection speaks for (a hub: one of the parties its ClientInfo reports). */
+  holdsParty(connection: Connection, party: PartyRef): Promise<boolean>;
 }
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -60,14 +65,36 @@ function fromHeaders(request: FastifyRequest): PartyRef | undefined {
  * otherwise: the request names a sender this token does not speak for); none
  * when the headers are absent (a peer-to-peer platform may leave them out).
  */
-function requestingParty(request: FastifyRequest, connection: Connection): PartyRef | undefined {
+async function requestingParty(request: FastifyRequest, connection: Connection, auth: OcpiAuth): Promise<PartyRef | undefined> {
   const present = request.headers[HEADER.fromCountryCode] !== undefined || request.headers[HEADER.fromPartyId] !== undefined;
   if (!present) return undefined;
   const party = fromHeaders(request);
   if (!party) throw invalidParameters('OCPI-from-country-code and OCPI-from-party-id must both name a party (2 letters, 3 letters or digits)');
   const held = connection.roles.some((r) => r.country_code.toUpperCase() === party.country_code && r.party_id.toUpperCase() === party.party_id);
-  if (!held) throw invalidParameters(`OCPI-from names ${party.country_code}*${party.party_id}, a party this connection does not hold`);
+  // A hub forwards the requests of the parties behind it with their OCPI-from (transport_and_format, "Party to Party
+  // via Hub"): those are the parties its ClientInfo reported, not its credentials roles (only HUB).
+  if (!held && !(isHub(connection) && (await auth.holdsParty(connection, party)))) {
+    throw invalidParameters(`OCPI-from names ${party.country_code}*${party.party_id}, a party this connection does not hold`);
+  }
   return party;
+}
+
+/**
+ * A request a hub forwards names its original party in OCPI-from, and we route it by that party, not the hub's:
+ * a client-owned object's party (the URL's country_code/party_id) must be that party. The hub's own party in
+ * OCPI-from (a Broadcast Push it relays) leaves the URL's party to decide.
+ */
+function checkForwardedParty(request: FastifyRequest, connection: Connection): void {
+  const from = request.ocpiParty;
+  if (!from || !isHub(connection)) return;
+  if (connection.roles.some((r) => r.role === 'HUB' && r.country_code.toUpperCase() === from.country_code && r.party_id.toUpperCase() === from.party_id))
+    return;
+  const params = request.params as { country_code?: unknown; party_id?: unknown } | undefined;
+  const cc = typeof params?.country_code === 'string' ? params.country_code.toUpperCase() : undefined;
+  const pid = typeof params?.party_id === 'string' ? params.party_id.toUpperCase() : undefined;
+  if (cc !== undefined && pid !== undefined && (cc !== from.country_code || pid !== from.party_id)) {
+    throw invalidParameters(`the hub forwards this for ${from.country_code}*${from.party_id} (OCPI-from), but the object is of ${cc}*${pid}`);
+  }
 }
 
 /**
@@ -93,9 +120,9 @@ function checkAddressedToUs(request: FastifyRequest, us: PartyRef): void {
 
 /** Whether a request is for a functional module (routed): a known route that is not versions or credentials. */
 function isFunctionalRoute(request: FastifyRequest): boolean {
-  const config = request.routeOptions.config as { ocpiAccess?: TokenAccess; ocpiVersion?: string } | undefined;
+  const config = request.routeOptions.config as { ocpiAccess?: TokenAccess; ocpiVersion?: string; ocpiConfiguration?: boolean } | undefined;
   // OCPI 2.1.1 has no message routing: its routes (routes-v2_1_1.ts) answer without routing headers.
-  if (config?.ocpiVersion === '2.1.1') return false;
+  if (config?.ocpiVersion === '2.1.1' || config?.ocpiConfiguration) return false;
   return request.routeOptions.url !== undefined && (config?.ocpiAccess ?? 'registered') === 'registered';
 }
 
@@ -144,16 +171,15 @@ export function installOcpiEdge(
       token = candidates.decoded;
     }
     if (!connection) {
-      const byRaw = await deps.auth.connectionForToken(candidates.raw);
-      // An unencoded token is accepted only from connections configured for OCPI 2.1.1/2.2 peers
-      // (and a TOKEN_A: the registration then marks the connection as such a peer).
-      if (byRaw && (byRaw.raw_tokens || byRaw.incoming_token_kind === 'A')) {
-        connection = byRaw;
-        token = candidates.raw;
-        raw = true;
-      }
+      // The token as sent: OCPI 2.1.1 peers, and many 2.2 peers, do not Base64-encode it. Both forms are accepted from
+      // every connection (our tokens are 43 characters, never a clean Base64 round trip, so the two cannot collide).
+      connection = await deps.auth.connectionForToken(candidates.raw);
+      token = candidates.raw;
+      raw = true;
     }
     if (!connection || token === undefined) throw new OcpiError(401, OCPI_STATUS.clientError, 'Unknown credentials token');
+    const form = raw ? 'raw' : 'base64';
+    if (connection.incoming_token_form !== form) await deps.auth.recordTokenForm(connection, form);
     request.ocpiConnection = connection;
     request.ocpiToken = token;
     request.ocpiRawToken = raw;
@@ -180,8 +206,9 @@ export function installOcpiEdge(
       request.ocpiConnection = fresh;
     }
     request.ocpiAuthenticated = true;
-    if (access === 'registered') {
-      const party = requestingParty(request, connection);
+    // Functional modules are routed (configuration modules, hubclientinfo among them, are not: their headers are not read).
+    if (access === 'registered' && !(request.routeOptions.config as { ocpiConfiguration?: boolean } | undefined)?.ocpiConfiguration) {
+      const party = await requestingParty(request, connection, deps.auth);
       if (party) request.ocpiParty = party;
       checkAddressedToUs(request, deps.us);
     }
@@ -190,6 +217,7 @@ export function installOcpiEdge(
   // After the body was read as JSON and the request passed authentication: it reached the OCPI layer (when a route matched).
   app.addHook('preValidation', async (request) => {
     if (request.routeOptions.url !== undefined) request.ocpiReached = true;
+    if (request.ocpiConnection) checkForwardedParty(request, request.ocpiConnection);
   });
 
   // Answers of functional modules carry the routing headers: from us, to the requesting party.
@@ -240,8 +268,11 @@ function moduleOfRoute(route: string | undefined): string | null {
   return /\/\d+\.\d+(?:\.\d+)?\/([a-z_]+)/.exec(route)?.[1] ?? 'versions';
 }
 
-/** The OCPI version of a route when it is not 2.2.1 (routes-v2_1_1.ts marks its routes). */
-const versionOfRoute = (request: FastifyRequest) => (request.routeOptions.config as { ocpiVersion?: string } | undefined)?.ocpiVersion;
+/** The OCPI version of a route when it is not 2.2.1 (2.2, 2.1.1: routes carry it in their config). */
+const versionOfRoute = (request: FastifyRequest) => {
+  const version = (request.routeOptions.config as { ocpiVersion?: string } | undefined)?.ocpiVersion;
+  return version === '2.2.1' ? undefined : version;
+};
 
 /** Our answer, for the CI check of routing headers and status codes (only with recording on). */
 function recordAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {

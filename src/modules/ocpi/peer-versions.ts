@@ -3,16 +3,20 @@
 // the endpoints of that version listed. ConnectionError is how a connection
 // to a peer fails on our side (the CLI shows its message).
 import { isIP } from 'node:net';
-import { type OcpiPeerAuth, ocpiData } from '../../ocpi-protocol/client.ts';
+import { type OcpiPeerAuth, OcpiTransportError, ocpiData } from '../../ocpi-protocol/client.ts';
 import { OCPI_STATUS, ocpiLayerError } from '../../ocpi-protocol/transport.ts';
 import { endpointsFrom211, OCPI_2_1_1 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
+import { OCPI_2_2 } from '../../ocpi-protocol/v2_2/adapter.ts';
 import { type OcpiParseResult, parseVersionDetails, parseVersions } from '../../ocpi-protocol/validate.ts';
 import type * as repo from './repository.ts';
 
 export const OCPI_VERSION = '2.2.1';
 
-/** The versions we speak, best first: a handshake settles on the first of these the peer offers too. */
-export const OUR_VERSIONS = [OCPI_VERSION, OCPI_2_1_1] as const;
+/** The versions we speak, best first: a handshake settles on the first of these the peer offers too (the highest common one). */
+export const OUR_VERSIONS = [OCPI_VERSION, OCPI_2_2, OCPI_2_1_1] as const;
+
+/** The version a connection speaks (one whose handshake predates versions: 2.2.1, the only one then). */
+export const versionOf = (connection: { version?: string | null }): string => connection.version ?? OCPI_VERSION;
 
 export class ConnectionError extends Error {
   constructor(message: string) {
@@ -81,6 +85,21 @@ export async function fetchPeerVersion(auth: OcpiPeerAuth, versionsUrl: string, 
     throw ocpiLayerError(OCPI_STATUS.noMatchingEndpoints, 'the peer lists no credentials endpoint');
   }
   return { versions_url: versionsUrl, version: chosen.version, endpoints };
+}
+
+/**
+ * fetchPeerVersion with the token in the form `auth` says (Base64-encoded unless raw) and, when that is refused with
+ * HTTP 401, once more in the other form: an OCPI 2.1.1 (or 2.2) peer compares the token as it is, and a peer may expect
+ * Base64 whatever it sends us. `auth.rawToken` is left as the form that worked (the connection sends that one).
+ */
+export async function fetchPeerVersionEitherForm(auth: OcpiPeerAuth, versionsUrl: string, timeoutMs: number, only?: string): Promise<PeerVersion> {
+  try {
+    return await fetchPeerVersion(auth, versionsUrl, timeoutMs, only);
+  } catch (error) {
+    if (!(error instanceof OcpiTransportError) || error.httpStatus !== 401) throw error;
+    auth.rawToken = !auth.rawToken;
+    return fetchPeerVersion(auth, versionsUrl, timeoutMs, only);
+  }
 }
 
 function mapResult<T, U>(result: OcpiParseResult<T>, f: (value: T) => U): OcpiParseResult<U> {

@@ -11,6 +11,8 @@ export interface Endpoint {
   url: string;
 }
 
+export type TokenPush = 'each-party' | 'once';
+
 export interface PeerRole {
   role: string;
   country_code: string;
@@ -24,7 +26,12 @@ export interface Connection {
   status: ConnectionStatus;
   incoming_token_kind: 'A' | 'C';
   outgoing_token: string | null;
+  /** We present our token to the peer unencoded (configured, or detected in the handshake), else Base64-encoded. */
   raw_tokens: boolean;
+  /** How the peer presents its token to us, as last seen (null: not seen yet). */
+  incoming_token_form: 'raw' | 'base64' | null;
+  /** Token pushes to a platform of several CPO parties: one per party ('each-party') or one to its first party ('once'). */
+  token_push: TokenPush;
   versions_url: string | null;
   version: string | null;
   endpoints: Endpoint[];
@@ -44,20 +51,27 @@ export const CONNECTIONS_CHANNEL = 'ocpi_connections';
 
 export const tokenDigest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
-const COLUMNS = `id, name, status, incoming_token_kind, outgoing_token, raw_tokens, versions_url, version, endpoints, roles,
-                 expected_party, created_at, updated_at, last_synced_at`;
+const COLUMNS = `id, name, status, incoming_token_kind, outgoing_token, raw_tokens, incoming_token_form, token_push, versions_url, version,
+                 endpoints, roles, expected_party, created_at, updated_at, last_synced_at`;
+
+/** COLUMNS of a connection joined as `c`. */
+const COLUMNS_OF_C = COLUMNS.split(',')
+  .map((column) => `c.${column.trim()}`)
+  .join(', ');
 
 export async function insertConnection(
   db: Queryable,
   row: Pick<Connection, 'id' | 'name' | 'status' | 'incoming_token_kind' | 'raw_tokens' | 'expected_party'> & {
     incoming_token: string | null;
     versions_url?: string | null;
+    token_push?: TokenPush;
   },
   at: Date,
 ): Promise<Connection> {
   const { rows } = await db.query<Connection>(
-    `INSERT INTO ocpi_connections (id, name, status, incoming_token_sha256, incoming_token_kind, raw_tokens, expected_party, versions_url, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+    `INSERT INTO ocpi_connections (id, name, status, incoming_token_sha256, incoming_token_kind, raw_tokens, expected_party, versions_url, token_push,
+                                   created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
      RETURNING ${COLUMNS}`,
     [
       row.id,
@@ -68,6 +82,7 @@ export async function insertConnection(
       row.raw_tokens,
       row.expected_party,
       row.versions_url ?? null,
+      row.token_push ?? 'each-party',
       at,
     ],
   );
@@ -154,15 +169,19 @@ export async function storeCredentials(
       at,
     ],
   );
-  await db.query('DELETE FROM ocpi_connection_parties WHERE connection_id = $1', [id]);
+  // The parties of the credentials are replaced; those a hub reported (its ClientInfo) stay.
+  await db.query(`DELETE FROM ocpi_connection_parties WHERE connection_id = $1 AND source = 'credentials'`, [id]);
   if (values.roles.length > 0) {
-    // DISTINCT: a role listed twice (or in two letter cases) is one row.
+    // DISTINCT: a role listed twice (or in two letter cases) is one row. A party a hub reported is taken over by the
+    // party's own registration (a direct connection is preferred to a route through a hub), as is any with takeOver.
     const { rows } = await db.query<{ country_code: string; party_id: string; role: string }>(
       `INSERT INTO ocpi_connection_parties (connection_id, country_code, party_id, role)
        SELECT DISTINCT $1::uuid, upper(x.country_code), upper(x.party_id), x.role FROM jsonb_to_recordset($2::jsonb) AS x(country_code text, party_id text, role text)
-       ON CONFLICT (country_code, party_id, role) DO ${options.takeOver ? 'UPDATE SET connection_id = EXCLUDED.connection_id' : 'NOTHING'}
+       ON CONFLICT (country_code, party_id, role) DO UPDATE
+         SET connection_id = EXCLUDED.connection_id, source = 'credentials', hub_status = NULL, hub_updated = NULL
+         WHERE $3::boolean OR ocpi_connection_parties.source = 'hubclientinfo'
        RETURNING country_code, party_id, role`,
-      [id, JSON.stringify(values.roles)],
+      [id, JSON.stringify(values.roles), options.takeOver === true],
     );
     const stored = new Set(rows.map((r) => `${r.country_code}*${r.party_id}/${r.role}`));
     const taken = values.roles.filter((r) => !stored.has(`${r.country_code.toUpperCase()}*${r.party_id.toUpperCase()}/${r.role}`));
@@ -179,15 +198,107 @@ export async function markDisconnected(db: Queryable, id: string, at: Date): Pro
   await db.query('DELETE FROM ocpi_outbox WHERE connection_id = $1', [id]);
 }
 
-/** The connected CPO platform that speaks for a party (where commands for its locations go). */
-export async function findConnectedCpoOfParty(db: Queryable, countryCode: string, partyId: string): Promise<Connection | undefined> {
-  const { rows } = await db.query<Connection>(
-    `SELECT ${COLUMNS} FROM ocpi_connections
-      WHERE status = 'connected'
-        AND id = (SELECT connection_id FROM ocpi_connection_parties WHERE country_code = upper($1) AND party_id = upper($2) AND role = 'CPO')`,
+/** A party a connection speaks for: from its credentials, or behind a hub with the hub's word on its connection status. */
+export interface ConnectionParty {
+  country_code: string;
+  party_id: string;
+  role: string;
+  source: 'credentials' | 'hubclientinfo';
+  /** The hub's ClientInfo status (CONNECTED, OFFLINE, PLANNED, SUSPENDED); null for a party of the credentials. */
+  hub_status: string | null;
+  hub_updated: Date | null;
+}
+
+/**
+ * The connected CPO platform (or hub) that speaks for a party (where commands for its locations go), with the hub's
+ * word on the party (hub_status: null when the connection is the party's own platform).
+ */
+export async function findConnectedCpoOfParty(
+  db: Queryable,
+  countryCode: string,
+  partyId: string,
+): Promise<(Connection & { hub_status: string | null }) | undefined> {
+  const { rows } = await db.query<Connection & { hub_status: string | null }>(
+    `SELECT ${COLUMNS_OF_C}, p.hub_status
+       FROM ocpi_connection_parties p JOIN ocpi_connections c ON c.id = p.connection_id
+      WHERE p.country_code = upper($1) AND p.party_id = upper($2) AND p.role = 'CPO' AND c.status = 'connected'`,
     [countryCode, partyId],
   );
   return rows[0];
+}
+
+/** The parties a connection speaks for, CPO parties first. */
+export async function partiesOfConnection(db: Queryable, connectionId: string): Promise<ConnectionParty[]> {
+  const { rows } = await db.query<ConnectionParty>(
+    `SELECT country_code, party_id, role, source, hub_status, hub_updated FROM ocpi_connection_parties WHERE connection_id = $1
+      ORDER BY role <> 'CPO', source, country_code, party_id, role`,
+    [connectionId],
+  );
+  return rows;
+}
+
+/** Whether the connection speaks for this party, in any role. */
+export async function connectionHoldsParty(db: Queryable, connectionId: string, countryCode: string, partyId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM ocpi_connection_parties WHERE connection_id = $1 AND country_code = upper($2) AND party_id = upper($3)', [
+    connectionId,
+    countryCode,
+    partyId,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** Records how the peer presents its token (raw or base64). */
+export async function setIncomingTokenForm(db: Queryable, id: string, form: 'raw' | 'base64'): Promise<void> {
+  await db.query('UPDATE ocpi_connections SET incoming_token_form = $2 WHERE id = $1 AND incoming_token_form IS DISTINCT FROM $2', [id, form]);
+}
+
+// ---------------------------------------------------------------------------
+// Hub client info (mod_hub_client_info): the parties behind a hub
+
+export interface ClientInfoRow {
+  country_code: string;
+  party_id: string;
+  role: string;
+  status: string;
+  last_updated: string;
+}
+
+/**
+ * Stores a hub's ClientInfo of a party: 'created', 'updated', or 'ignored' (an older one than stored; or the party
+ * is spoken for by another connection, directly or through another hub: that route stays).
+ */
+export async function upsertHubClient(db: Queryable, connectionId: string, info: ClientInfoRow): Promise<'created' | 'updated' | 'ignored'> {
+  const { rows } = await db.query<{ created: boolean }>(
+    `INSERT INTO ocpi_connection_parties (connection_id, country_code, party_id, role, source, hub_status, hub_updated)
+     VALUES ($1, upper($2), upper($3), $4, 'hubclientinfo', $5, $6)
+     ON CONFLICT (country_code, party_id, role) DO UPDATE SET hub_status = EXCLUDED.hub_status, hub_updated = EXCLUDED.hub_updated
+       WHERE ocpi_connection_parties.connection_id = EXCLUDED.connection_id AND ocpi_connection_parties.source = 'hubclientinfo'
+         AND ocpi_connection_parties.hub_updated <= EXCLUDED.hub_updated
+     RETURNING (xmax = 0) AS created`,
+    [connectionId, info.country_code, info.party_id, info.role, info.status, info.last_updated],
+  );
+  const row = rows[0];
+  return row === undefined ? 'ignored' : row.created ? 'created' : 'updated';
+}
+
+/** A party's ClientInfo as the hub of this connection reported it. */
+export async function findHubClient(db: Queryable, connectionId: string, countryCode: string, partyId: string): Promise<ClientInfoRow[]> {
+  const { rows } = await db.query<ClientInfoRow & { hub_updated: Date }>(
+    `SELECT country_code, party_id, role, hub_status AS status, hub_updated FROM ocpi_connection_parties
+      WHERE connection_id = $1 AND country_code = upper($2) AND party_id = upper($3) AND source = 'hubclientinfo' ORDER BY role`,
+    [connectionId, countryCode, partyId],
+  );
+  return rows.map(({ hub_updated, ...r }) => ({ ...r, last_updated: hub_updated.toISOString() }));
+}
+
+/** The hub's full list was pulled: parties it no longer lists are no longer valid (mod_hub_client_info, GET). */
+export async function dropHubClientsExcept(db: Queryable, connectionId: string, keep: readonly { country_code: string; party_id: string; role: string }[]) {
+  await db.query(
+    `DELETE FROM ocpi_connection_parties WHERE connection_id = $1 AND source = 'hubclientinfo'
+        AND (country_code, party_id, role) NOT IN (SELECT upper(x.country_code), upper(x.party_id), x.role
+                                                      FROM jsonb_to_recordset($2::jsonb) AS x(country_code text, party_id text, role text))`,
+    [connectionId, JSON.stringify(keep)],
+  );
 }
 
 export async function setRawTokens(db: Queryable, id: string, rawTokens: boolean): Promise<void> {

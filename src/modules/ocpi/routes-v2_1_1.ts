@@ -5,12 +5,14 @@
 // converted at this edge by the 2.1.1 adapter (src/ocpi-protocol/v2_1_1/) and
 // handed to the same receivers as 2.2.1's; answers go out in 2.1.1's shape.
 // 2.1.1 has no message routing: these routes carry no routing headers (the
-// edge leaves them out for routes marked ocpiVersion 2.1.1).
+// edge leaves them out for routes marked ocpiVersion 2.1.1). Like every
+// version's routes, they take functional requests only from connections that
+// speak 2.1.1 (routes.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
 import type { OcpiConnector, OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Session } from '../../ocpi-protocol/sessions.ts';
-import { invalidParameters, OCPI_STATUS, OcpiError, type PartyRef, pageHeaders, parsePageQuery } from '../../ocpi-protocol/transport.ts';
+import { invalidParameters, OCPI_STATUS, type PartyRef, pageHeaders, parsePageQuery } from '../../ocpi-protocol/transport.ts';
 import { cdrTo211, connectorTo211, evseTo211, locationTo211, sessionTo211, tariffTo211 } from '../../ocpi-protocol/v2_1_1/cpo-objects.ts';
 import {
   cdrFrom211,
@@ -59,24 +61,8 @@ function cpoPartyOf(connection: Connection): PartyRef {
  */
 const tokenTypeFrom211 = (type: unknown) => (type === 'OTHER' ? 'APP_USER' : typeof type === 'string' ? type : 'RFID');
 
-/**
- * A functional request on the 2.1.1 endpoints from a connection that settled on another version (2.2.1) is refused:
- * everything with a connection is in its negotiated version (its objects would be read in the wrong shape).
- */
-function requireVersion211(request: FastifyRequest): void {
-  const config = request.routeOptions.config as { ocpiAccess?: TokenAccess } | undefined;
-  if (config?.ocpiAccess === 'registration') return;
-  const version = connectionOf(request).version;
-  if (version !== OCPI_2_1_1) {
-    throw new OcpiError(404, OCPI_STATUS.clientError, `This connection speaks OCPI ${version ?? '2.2.1'}: use the endpoints of that version`);
-  }
-}
-
 export function registerRoutes211(app: FastifyInstance, deps: OcpiRoutesDeps): void {
   const { clock, connections, receivers } = deps;
-  app.addHook('preHandler', async (request) => {
-    if ((request.routeOptions.config as { ocpiVersion?: string } | undefined)?.ocpiVersion === OCPI_2_1_1) requireVersion211(request);
-  });
   const ok = (reply: Parameters<typeof sendOcpi>[0], data?: unknown) => sendOcpi(reply, clock, 200, data);
   const stored = (reply: Parameters<typeof sendOcpi>[0], created: boolean, message?: string) =>
     sendOcpi(reply, clock, created ? 201 : 200, undefined, OCPI_STATUS.success, message);

@@ -11,6 +11,7 @@ import type { Ingestion } from '../stations/ingest.ts';
 import { createCommands } from './commands.ts';
 import { createConnections } from './connections.ts';
 import { firstPull, OCPI_QUEUES } from './first-pull.ts';
+import { createHubClients } from './hub-clients.ts';
 import { deliverDuePushes } from './push-delivery.ts';
 import { createReceivers, type OcpiEvents } from './receivers.ts';
 import * as repo from './repository.ts';
@@ -74,6 +75,7 @@ export function createOcpi(deps: OcpiDeps) {
   });
   const events: OcpiEvents = { ...deps.events };
   const receivers = createReceivers({ db, clock, ingestion: deps.ingestion, events, ocpiBaseUrl: deps.baseUrl });
+  const hubClients = createHubClients({ db, log: (level, message, fields) => log(level, message, fields) });
   const tokens = createTokens({ db, clock, party, checks: deps.authorizationChecks ?? [] });
   const commands = createCommands({ db, clock, connections, ocpiBaseUrl: deps.baseUrl, timeoutMs: config.requestTimeoutMs });
   const sync = createSync({
@@ -111,7 +113,7 @@ export function createOcpi(deps: OcpiDeps) {
       db,
       clock,
       auth: connections.peerAuth,
-      routing: (connection) => connections.routingTo(connection),
+      routing: (connection, to) => connections.routingTo(connection, to),
       timeoutMs: config.requestTimeoutMs,
       log: (level, m, f) => log(level, m, f),
       signal: stopping.signal,
@@ -150,6 +152,7 @@ export function createOcpi(deps: OcpiDeps) {
         connections,
         receivers,
         tokens,
+        hubClients,
         pageLimit: config.pageLimit,
         baseUrl: deps.baseUrl,
         rateLimit: { limiter: createRateLimiter({ db, clock, log }), perMinute: config.rateLimitPerMinute },

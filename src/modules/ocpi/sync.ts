@@ -16,17 +16,23 @@ import type { Finding, Reading } from '../../ocpi-protocol/reader/rules.ts';
 import { readCdr, readSession } from '../../ocpi-protocol/reader/session-cdr.ts';
 import { readTariff } from '../../ocpi-protocol/reader/tariff.ts';
 import { OCPI_2_1_1, pulledFrom211 } from '../../ocpi-protocol/v2_1_1/from-peer.ts';
+import { OCPI_2_2, pulledFrom22 } from '../../ocpi-protocol/v2_2/adapter.ts';
+import { type ClientInfo, parseClientInfo } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { type Database, isDatabaseUnavailable } from '../../platform/db.ts';
 import type { Ingestion } from '../stations/ingest.ts';
 import { linkCdrToSession211 } from './cdr-session-v2_1_1.ts';
 import type { Connections } from './connections.ts';
 import { endpointOf } from './connections.ts';
+import { isHub } from './connections-context.ts';
+import { storeClientInfo } from './hub-clients.ts';
 import { type ObjectFindings, objectIdOf, recordFindings } from './quality.ts';
 import type { OcpiEvents } from './receivers.ts';
 import * as repo from './repository.ts';
 
 export interface SyncCounts {
+  /** ClientInfo of the parties behind a hub (a hub's connection only). */
+  hubclientinfo?: number;
   tariffs: number;
   locations: number;
   sessions: number;
@@ -38,8 +44,11 @@ export interface SyncCounts {
 
 export type SyncProgress = (module: string, done: number, total: number | undefined) => void;
 
-/** The Sender interfaces we pull, in this order (tariffs before the locations that name them). */
-export const PULLED_MODULES = ['tariffs', 'locations', 'sessions', 'cdrs'] as const;
+/**
+ * The Sender interfaces we pull, in this order: a hub's ClientInfo first (the parties whose objects it carries), and
+ * tariffs before the locations that name them.
+ */
+export const PULLED_MODULES = ['hubclientinfo', 'tariffs', 'locations', 'sessions', 'cdrs'] as const;
 export type PulledModule = (typeof PULLED_MODULES)[number];
 
 /** An incremental pull starts this much before the previous one started: clocks of CPOs differ from ours. */
@@ -73,9 +82,12 @@ export function pullDateFrom(module: PulledModule, position: Date | undefined, o
 /** One pull of one connection: what every module's pull shares. */
 function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncProgress | undefined) {
   const auth = deps.connections.peerAuth(connection);
-  // A GET on a Sender interface goes to the connection's party (transport_and_format: routing headers on functional modules).
+  // A GET on a Sender interface goes to the connection's party (transport_and_format: routing headers on functional
+  // modules): a platform's first CPO party (a platform answers with the objects of all its parties, each naming its
+  // own), a hub itself ("GET All via Hubs": the hub combines its parties' objects).
   const headers = deps.connections.routingTo(connection);
-  const parties = new Set(connection.roles.filter((r) => r.role === 'CPO').map((r) => `${r.country_code.toUpperCase()}*${r.party_id.toUpperCase()}`));
+  // The CPO parties whose objects are taken: the connection's, read when the pull reaches them (a hub's ClientInfo, pulled first, may add some).
+  let parties = new Set<string>();
   const counts: SyncCounts = { tariffs: 0, locations: 0, sessions: 0, cdrs: 0, skipped: 0, failed: [] };
   // A 2.1.1 CPO's objects go through the 2.1.1 adapter first: of its one party (2.1.1 objects name none), their tokens ours.
   const cpo = connection.roles.find((r) => r.role === 'CPO');
@@ -89,7 +101,14 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
      * A page's objects as 2.2.1 has them, for the reader: a 2.2.1 peer's as they came; a 2.1.1 peer's converted
      * (a CDR also linked to its Session, cdr-session-v2_1_1.ts), those that cannot be converted refused ('invalid').
      */
-    async fromPeer(module: PulledModule, items: unknown[]): Promise<{ items: unknown[]; refused: ObjectFindings[] }> {
+    /** Reads the CPO parties the connection speaks for now. */
+    async loadParties(): Promise<void> {
+      const held = await repo.partiesOfConnection(deps.db, connection.id);
+      parties = new Set(held.filter((p) => p.role === 'CPO').map((p) => `${p.country_code}*${p.party_id}`));
+    },
+    async fromPeer(module: Exclude<PulledModule, 'hubclientinfo'>, items: unknown[]): Promise<{ items: unknown[]; refused: ObjectFindings[] }> {
+      // 2.2: Sessions' and CDRs' tokens carry no party (ours, filled in); the rest is 2.2.1's shape (v2_2/adapter.ts).
+      if (connection.version === OCPI_2_2) return { items: items.map((item) => pulledFrom22(module, item, us)), refused: [] };
       if (connection.version !== OCPI_2_1_1) return { items, refused: [] };
       const converted: unknown[] = [];
       const refused: ObjectFindings[] = [];
@@ -111,7 +130,7 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
      * The findings of a page are recorded (cpo quality); objects left out are counted and summed up in one log line
      * per page (never the objects themselves: a CPO sending thousands of bad objects makes no more than a line a page).
      */
-    async report(module: PulledModule, findings: ObjectFindings[], leftOut: ObjectFindings[]): Promise<void> {
+    async report(module: Exclude<PulledModule, 'hubclientinfo'>, findings: ObjectFindings[], leftOut: ObjectFindings[]): Promise<void> {
       await recordFindings(deps, connection.id, module, findings);
       if (leftOut.length === 0) return;
       counts.skipped += leftOut.length;
@@ -126,8 +145,10 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
     },
     pages(module: PulledModule, since: Date | undefined) {
       const url = endpointOf(connection, module, 'SENDER');
+      // hubclientinfo is a configuration module: not routed, no routing headers.
+      const routing = module === 'hubclientinfo' ? {} : { headers };
       return url
-        ? ocpiPages<unknown>(auth, url, { module, headers, limit: deps.pageLimit, timeoutMs: deps.timeoutMs, ...(since ? { date_from: since } : {}) })
+        ? ocpiPages<unknown>(auth, url, { module, ...routing, limit: deps.pageLimit, timeoutMs: deps.timeoutMs, ...(since ? { date_from: since } : {}) })
         : undefined;
     },
   };
@@ -219,6 +240,37 @@ async function pullCatalogue(deps: SyncDeps, run: PullRun, module: 'tariffs' | '
   return changed;
 }
 
+/**
+ * A hub's ClientInfo list (mod_hub_client_info, its Sender interface), always in full: each party is stored with its
+ * status (hub-clients.ts), and "any older information that is not specified in the response is considered as no longer
+ * valid": parties the hub no longer lists are dropped. An invalid ClientInfo is left out (and recorded) alone.
+ */
+async function pullHubClients(deps: SyncDeps, run: PullRun): Promise<void> {
+  const pages = run.pages('hubclientinfo', undefined);
+  if (!pages || !isHub(run.connection)) return;
+  const listed: ClientInfo[] = [];
+  for await (const page of pages) {
+    for (const item of page.items) {
+      const parsed = parseClientInfo(item);
+      if (parsed.ok) listed.push(parsed.value);
+      else {
+        run.counts.skipped++;
+        const error = parsed.errors[0];
+        deps.log?.('warn', 'left out a ClientInfo from a hub that is not valid OCPI', {
+          connection: run.connection.name,
+          object: objectIdOf(item).slice(0, 60),
+          reason: `${error?.path || '/'} ${error?.message ?? ''}`,
+        });
+      }
+    }
+  }
+  await deps.db.transaction(async (tx) => {
+    for (const info of listed) await storeClientInfo(deps, tx, run.connection, info);
+    await repo.dropHubClientsExcept(tx, run.connection.id, listed);
+  });
+  run.counts.hubclientinfo = listed.length;
+}
+
 async function pullSessions(deps: SyncDeps, run: PullRun, since: Date | undefined): Promise<void> {
   const { db, clock } = deps;
   const pages = run.pages('sessions', since);
@@ -296,7 +348,8 @@ export function createSync(deps: SyncDeps) {
         const moduleStarted = clock.now();
         const since = pullDateFrom(module, positions.get(module), { full, now: moduleStarted, horizonDays: deps.horizonDays });
         try {
-          if (module === 'tariffs' || module === 'locations') {
+          if (module === 'hubclientinfo') await pullHubClients(deps, run);
+          else if (module === 'tariffs' || module === 'locations') {
             const changed = await pullCatalogue(deps, run, module, since);
             changedCatalogue ||= changed;
             bulk ||= changed && since === undefined;
@@ -313,6 +366,7 @@ export function createSync(deps: SyncDeps) {
             reason,
           });
         }
+        if (module === 'hubclientinfo') await run.loadParties();
         if (module === 'locations' && changedCatalogue) await finishCatalogue(connection, bulk);
       }
       if (run.counts.failed.length === 0) await repo.markSynced(db, connection.id, started);

@@ -7,7 +7,9 @@
 // eMSP it talks to. README.md: routes, scenario EVSEs, timing.
 
 import type { AddressInfo } from 'node:net';
+import type { ConnectionStatus } from '../../ocpi-protocol/hub-client-info.ts';
 import { EVSE_STATUSES, type EvseStatus, type OcpiEvse, type OcpiLocation } from '../../ocpi-protocol/locations-tariffs.ts';
+import type { PartyRef } from '../../ocpi-protocol/transport.ts';
 import { backgroundFailures } from '../../platform/background.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
@@ -22,12 +24,14 @@ import { BASE_PATH, createServer } from './server.ts';
 import { createSimulation, type SimulationOptions, seededRandom } from './simulation.ts';
 import { createStatusChanges } from './status-changes.ts';
 import * as store from './store.ts';
+import { createTopology, type Topology } from './topology.ts';
 import { PERSONALITIES, type Personality, wireFor } from './wire.ts';
 
 export type { RegisterWithOptions, Registration } from './peers.ts';
 export { parseQuirks, QUIRKS, type Quirk, quirkPicks } from './quirks.ts';
 export { SCENARIOS, type Scenario, scenarioEvseId, scenarioLocationId, scenarioOf } from './scenarios.ts';
 export type { OutboxRecord, Peer } from './store.ts';
+export { DEFAULT_HUB_PARTY, TOPOLOGIES, type Topology } from './topology.ts';
 
 export const CPO_SANDBOX_DEFAULTS = {
   timeCompression: 60,
@@ -94,6 +98,17 @@ export interface CpoSandboxOptions {
    * party (the generator's first).
    */
   ocpiVersion?: Personality;
+  /** How many of the generator's parties the network hosts (its first ones; default all; a 2.1.1 network: 1). */
+  parties?: number;
+  /**
+   * How the network presents its parties (topology.ts): 'platform' (default), one platform whose credentials list each
+   * party as a CPO role; or 'hub', a roaming hub in front of its parties: its credentials name only the hub (role HUB),
+   * it reports its parties through HubClientInfo (pushes ClientInfo, serves the list), relays what they send with their
+   * party in OCPI-from, forwards commands to the party named in OCPI-to (only while CONNECTED) and relays Broadcast Pushes.
+   */
+  topology?: Topology;
+  /** The hub's own party (topology 'hub'); default DE*HUB. */
+  hubParty?: PartyRef;
   /** Serve HTTPS with this certificate instead of plain HTTP. */
   tls?: { cert: string; key: string };
   /** Imperfect data to send, as real CPOs do (quirks.ts; CPO_SANDBOX_QUIRKS): none by default. */
@@ -107,10 +122,14 @@ function personalityOf(options: CpoSandboxOptions): Personality {
   return version;
 }
 
-/** The network's dataset; a 2.1.1 network runs one party (2.1.1 credentials name one). */
+/** The network's dataset; a 2.1.1 network runs one party (2.1.1 credentials name one), a platform or hub `parties` when given. */
 function networkOptions(options: CpoSandboxOptions, personality: Personality) {
   const scenarioParties = options.scenarioParties ?? CPO_SANDBOX_DEFAULTS.scenarioParties;
-  return { locations: options.locations, seed: options.seed, scenarioParties, singleParty: personality === '2.1.1' };
+  if (options.parties !== undefined && (!Number.isInteger(options.parties) || options.parties < 1)) throw new RangeError('parties must be a positive integer');
+  if (personality === '2.1.1' && (options.parties ?? 1) !== 1) throw new RangeError('an OCPI 2.1.1 network runs one party (2.1.1 credentials name one)');
+  if (options.topology === 'hub' && personality === '2.1.1') throw new RangeError('OCPI 2.1.1 has no hubs');
+  const parties = personality === '2.1.1' ? 1 : options.parties;
+  return { locations: options.locations, seed: options.seed, scenarioParties, ...(parties === undefined ? {} : { parties }) };
 }
 
 function positive(name: string, value: number, allowZero = false): number {
@@ -177,6 +196,52 @@ async function recordEvseStatus(
   push.pushEvseStatus(location, network.viewEvse(location, evse));
 }
 
+/**
+ * The network's face to eMSPs: how it presents its parties (topology.ts), its peers (credentials, registration) and its
+ * outbound pushes. A hub pushes its ClientInfo to every eMSP that registers with it or that it registers with.
+ */
+async function createFace(
+  options: CpoSandboxOptions,
+  deps: { network: Network; log: Log; versionsUrl: () => string; requestTimeoutMs: number; personality: Personality; quirks: ReturnType<typeof createQuirks> },
+) {
+  const { db, clock } = options;
+  const d = CPO_SANDBOX_DEFAULTS;
+  const { network, log } = deps;
+  const topology = createTopology({
+    kind: options.topology ?? 'platform',
+    clock,
+    parties: network.parties,
+    ...(options.hubParty ? { hubParty: options.hubParty } : {}),
+  });
+  let push: Push | undefined;
+  const peers = createPeers({
+    db,
+    clock,
+    network,
+    log,
+    versionsUrl: deps.versionsUrl,
+    requestTimeoutMs: deps.requestTimeoutMs,
+    wire: wireFor(deps.personality, network),
+    topology,
+    onRegistered: (peer) => {
+      if (topology.hub) void push?.pushClientInfo(topology.clientInfos(), peer);
+    },
+  });
+  await peers.refresh();
+  push = createPush({
+    db,
+    clock,
+    peers,
+    log,
+    requestTimeoutMs: deps.requestTimeoutMs,
+    retryBaseMs: positive('retryBaseMs', options.retryBaseMs ?? d.retryBaseMs),
+    giveUpAfterMs: positive('giveUpAfterMs', options.giveUpAfterMs ?? d.giveUpAfterMs),
+    maxStatusPushesInFlight: d.maxStatusPushesInFlight,
+    quirks: deps.quirks,
+  });
+  return { topology, peers, push };
+}
+
 export async function createCpoSandbox(options: CpoSandboxOptions) {
   const { db, clock } = options;
   const log: Log = options.log ?? (() => {});
@@ -194,19 +259,7 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
   const address = sandboxAddress(options.publicUrl);
   const { base, versionsUrl } = address;
 
-  const peers = createPeers({ db, clock, network, log, versionsUrl, requestTimeoutMs, wire: wireFor(personality, network) });
-  await peers.refresh();
-  const push = createPush({
-    db,
-    clock,
-    peers,
-    log,
-    requestTimeoutMs,
-    retryBaseMs: positive('retryBaseMs', options.retryBaseMs ?? d.retryBaseMs),
-    giveUpAfterMs: positive('giveUpAfterMs', options.giveUpAfterMs ?? d.giveUpAfterMs),
-    maxStatusPushesInFlight: d.maxStatusPushesInFlight,
-    quirks,
-  });
+  const { topology, peers, push } = await createFace(options, { network, log, versionsUrl, requestTimeoutMs, personality, quirks });
 
   const setEvseStatus = (location: OcpiLocation, evse: OcpiEvse, status: EvseStatus) => recordEvseStatus({ db, clock, network, push }, location, evse, status);
 
@@ -240,10 +293,10 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     await statusChanges.pass(clock.now().getTime());
   }, simulationFailed);
 
-  const serverDeps = { clock, peers, log, tls: options.tls, hangMs: positive('hangMs', options.hangMs ?? d.hangMs), parties: network.parties };
+  const serverDeps = { clock, peers, log, tls: options.tls, hangMs: positive('hangMs', options.hangMs ?? d.hangMs), addressable: topology.addressable };
   const server = createServer(serverDeps, (app, http) => {
-    configurationRoutes({ clock, peers, baseUrl: base })(app);
-    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base, quirks, wire: peers.wire })(app, http);
+    configurationRoutes({ clock, peers, baseUrl: base, topology })(app);
+    moduleRoutes({ db, clock, network, simulation, pageLimits, commandTimeoutSeconds, baseUrl: base, quirks, wire: peers.wire, topology })(app, http);
   });
 
   return {
@@ -251,6 +304,9 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
     parties: network.parties,
     /** The parties that have a scenario location. */
     scenarioParties: network.scenarioParties,
+    /** 'platform' or 'hub' (topology.ts), and the hub's own party. */
+    topology: topology.kind,
+    hubParty: topology.hub,
     /** The network: locations, EVSEs and tariffs as served. */
     network,
     version: personality,
@@ -284,6 +340,14 @@ export async function createCpoSandbox(options: CpoSandboxOptions) {
 
     /** Every OCPI connection, whatever its state. */
     listPeers: () => peers.list(),
+
+    /** A hub: sets a party's connection status and pushes its ClientInfo to every registered eMSP (awaited). */
+    async setClientStatus(party: PartyRef, status: ConnectionStatus): Promise<void> {
+      await push.pushClientInfo([topology.setStatus(party, status)]);
+    },
+
+    /** Which of our parties (CC*PID) received the token of this uid (pushed to that party, or relayed by the hub). */
+    tokenReceivers: (uid: string) => store.tokenReceivers(db, uid),
 
     /** The outbox (session pushes and CDR posts), oldest first; of one session when given. */
     outbox: (sessionId?: string) => store.listOutbox(db, sessionId),

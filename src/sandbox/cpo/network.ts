@@ -28,8 +28,11 @@ export interface NetworkOptions {
   seed: number;
   /** How many parties (the first ones of the generator's list) get a scenario location. */
   scenarioParties: number;
-  /** Only the generator's first party, its locations and tariffs (an OCPI 2.1.1 network: 2.1.1 credentials name one party). */
-  singleParty?: boolean;
+  /**
+   * Only the generator's first `parties` parties, their locations and tariffs (an OCPI 2.1.1 network: one, as 2.1.1
+   * credentials name one party; a small platform or hub: a few). Default: every party of the generator.
+   */
+  parties?: number;
 }
 
 const key = (locationId: string, evseUid: string) => `${locationId}\u0000${evseUid}`;
@@ -41,10 +44,11 @@ function inWindow(ms: number, page: PageQuery): boolean {
 
 export function createNetwork(options: NetworkOptions) {
   const catalogue = generateCatalogue({ locations: options.locations, seed: options.seed, now: new Date(DATASET_EPOCH) });
-  const parties: GeneratedParty[] = options.singleParty ? catalogue.parties.slice(0, 1) : catalogue.parties;
-  const ours = options.singleParty
-    ? (o: { country_code: string; party_id: string }) => parties.some((p) => p.country_code === o.country_code && p.party_id === o.party_id)
-    : () => true;
+  const parties: GeneratedParty[] = options.parties === undefined ? catalogue.parties : catalogue.parties.slice(0, options.parties);
+  const ours =
+    options.parties !== undefined
+      ? (o: { country_code: string; party_id: string }) => parties.some((p) => p.country_code === o.country_code && p.party_id === o.party_id)
+      : () => true;
   const scenarioParties = parties.slice(0, Math.max(0, options.scenarioParties));
   const tariffs: OcpiTariff[] = [...catalogue.tariffs.filter(ours), ...scenarioParties.map((p) => scenarioTariff(p, DATASET_EPOCH))];
   const locations: OcpiLocation[] = scenarioParties.map((p) => scenarioLocation(p, DATASET_EPOCH));

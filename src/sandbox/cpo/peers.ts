@@ -11,6 +11,7 @@ import type { Network } from './network.ts';
 import * as registration from './registration.ts';
 import type { Peer } from './store.ts';
 import * as store from './store.ts';
+import type { NetworkTopology } from './topology.ts';
 import type { Wire } from './wire.ts';
 
 export { OCPI_VERSION, type RegisterWithOptions, type Registration } from './registration.ts';
@@ -27,6 +28,10 @@ export interface PeersDeps {
   requestTimeoutMs: number;
   /** The OCPI version the network speaks on the wire, and its shapes (wire.ts). */
   wire: Wire;
+  /** How the network presents its parties (a platform, or a hub in front of them): its credentials roles. */
+  topology: NetworkTopology;
+  /** Told of every eMSP that registered, or registered anew (a hub pushes it its ClientInfo). */
+  onRegistered?: (peer: Peer) => void;
 }
 
 export interface Authenticated {
@@ -35,11 +40,14 @@ export interface Authenticated {
   tokenA: boolean;
 }
 
-/** The peer of an Authorization header, trying the Base64-decoded token first, then the value as sent. */
-async function authenticate(db: Database, header: string | undefined): Promise<Authenticated | undefined> {
+/**
+ * The peer of an Authorization header, trying the Base64-decoded token first, then the value as sent; only the value as
+ * sent when the network takes no encoded tokens (its 2.2 personality).
+ */
+async function authenticate(db: Database, header: string | undefined, wire: Wire): Promise<Authenticated | undefined> {
   const candidates = tokenCandidates(header);
   if (!candidates) return undefined;
-  for (const token of [candidates.decoded, candidates.raw]) {
+  for (const token of [wire.acceptsEncodedTokens ? candidates.decoded : undefined, candidates.raw]) {
     if (token === undefined) continue;
     const found = await store.findPeerByToken(db, token);
     if (found) return found;
@@ -100,7 +108,7 @@ export function createPeers(deps: PeersDeps) {
     },
 
     /** The peer of an Authorization header, trying the Base64-decoded token first, then the value as sent. */
-    authenticate: (header: string | undefined): Promise<Authenticated | undefined> => authenticate(db, header),
+    authenticate: (header: string | undefined): Promise<Authenticated | undefined> => authenticate(db, header, deps.wire),
 
     /** A registration token for one eMSP; `pinnedCertificatePem` when its API is https with a self-signed certificate. */
     issueTokenA: (options: { pinnedCertificatePem?: string } = {}): Promise<string> => registration.issueTokenA(ctx, options),

@@ -5,13 +5,15 @@
 //   in order per session. A PATCH the eMSP answers 404 (it missed the PUT) is sent as
 //   a PUT of the whole current Session instead (transport_and_format: "If the
 //   object doesn't exist, the client should do a PUT").
-// - EVSE status PATCHes to every registered eMSP, and CommandResults to a
-//   command's response_url: sent at once, a few retries, never stored (OCPI
-//   advises against queueing them; a missed status is reconciled by GET).
+// - EVSE status PATCHes to every registered eMSP, CommandResults to a
+//   command's response_url, and a hub's ClientInfo: sent at once, a few
+//   retries, never stored (OCPI advises against queueing them; a missed status
+//   is reconciled by GET).
 
 import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
 import { type OcpiReply, ocpiRequest } from '../../ocpi-protocol/client.ts';
 import type { CommandResult } from '../../ocpi-protocol/commands.ts';
+import type { ClientInfo } from '../../ocpi-protocol/hub-client-info.ts';
 import type { OcpiEvse, OcpiLocation } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Session } from '../../ocpi-protocol/sessions.ts';
 import { type PartyRef, routingHeaders } from '../../ocpi-protocol/transport.ts';
@@ -85,6 +87,29 @@ async function patchEvse(deps: PushDeps, peer: Peer, location: OcpiLocation, evs
     if (!accepted(reply)) log('warn', 'EVSE status push refused', { peer: peer.id, evse: evse.uid, answer: describe(reply) });
   } catch (error) {
     log('warn', 'EVSE status push failed', { peer: peer.id, evse: evse.uid, err: (error as Error).message });
+  }
+}
+
+/**
+ * A hub's ClientInfo of one of its parties, PUT to an eMSP's hubclientinfo Receiver (a configuration module: no routing
+ * headers). Sent at once with a retry, not stored: the eMSP can GET the list when unsure (mod_hub_client_info).
+ */
+async function putClientInfo({ peers, log, requestTimeoutMs }: PushDeps, peer: Peer, info: ClientInfo): Promise<void> {
+  const base = peers.endpoint(peer, 'hubclientinfo', 'RECEIVER');
+  if (!base) return;
+  try {
+    const reply = await ocpiRequest(peers.auth(peer), {
+      method: 'PUT',
+      url: joinUrl(base, info.country_code, info.party_id),
+      module: 'hubclientinfo',
+      body: info,
+      timeoutMs: requestTimeoutMs,
+      retries: 1,
+    });
+    if (!accepted(reply))
+      log('warn', 'the eMSP refused a ClientInfo', { peer: peer.id, party: `${info.country_code}*${info.party_id}`, answer: describe(reply) });
+  } catch (error) {
+    log('warn', 'could not push a ClientInfo', { peer: peer.id, party: `${info.country_code}*${info.party_id}`, err: (error as Error).message });
   }
 }
 
@@ -248,6 +273,12 @@ export function createPush(deps: PushDeps) {
         statusInFlight++;
         void track(patchEvse(deps, peer, location, evse).finally(() => statusInFlight--));
       }
+    },
+
+    /** A hub's ClientInfo, PUT to one eMSP (or every registered one): awaited. */
+    async pushClientInfo(infos: readonly ClientInfo[], peer?: Peer): Promise<void> {
+      const to = peer ? [peer] : peers.registered();
+      await track(Promise.all(to.flatMap((p) => infos.map((info) => putClientInfo(deps, p, info)))));
     },
 
     /** POSTs a CommandResult to the command's response_url, from `from` (the party the command was about). */

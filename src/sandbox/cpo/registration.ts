@@ -51,13 +51,8 @@ function schemaMessage(what: string, errors: { path: string; message: string }[]
     .join('; ')}`;
 }
 
-const ourRoles = ({ network }: RegistrationContext): CredentialsRole[] =>
-  network.parties.map((p) => ({
-    role: 'CPO',
-    business_details: { name: p.name, website: p.website },
-    party_id: p.party_id,
-    country_code: p.country_code,
-  }));
+/** Our credentials roles: each of our parties as a CPO, or a hub's one HUB role (topology.ts). */
+const ourRoles = ({ topology }: RegistrationContext): CredentialsRole[] => topology.roles();
 
 export const ourCredentials = (ctx: RegistrationContext, token: string): Credentials => ({ token, url: ctx.versionsUrl(), roles: ourRoles(ctx) });
 
@@ -134,6 +129,8 @@ async function connect(ctx: RegistrationContext, peer: Peer, body: unknown, stat
   );
   await ctx.refresh();
   log('info', status === 'PENDING' ? 'an eMSP registered' : 'an eMSP updated its credentials', { peer: peer.id, versionsUrl: credentials.url });
+  const registered = await store.findPeer(db, peer.id);
+  if (registered) ctx.onRegistered?.(registered);
   return ourCredentials(ctx, ourToken);
 }
 
@@ -231,6 +228,8 @@ export async function registerWith(ctx: RegistrationContext, options: RegisterWi
     );
     await ctx.refresh();
     log('info', 'registered with an eMSP', { peer: peer.id, versionsUrl: theirs.url });
+    const registered = await store.findPeer(db, peer.id);
+    if (registered) ctx.onRegistered?.(registered);
     return { peerId: peer.id, version: ctx.wire.version, roles: theirs.roles, endpoints };
   } catch (error) {
     await store.deletePeer(db, peer.id);

@@ -1,20 +1,25 @@
 // Configuration modules (version_information_endpoint.asciidoc,
-// credentials.asciidoc): our versions, the 2.2.1 endpoints, and the
-// credentials endpoint an eMSP registers, updates and unregisters with.
+// credentials.asciidoc, mod_hub_client_info.asciidoc): our versions, the
+// endpoints of the version we speak, the credentials endpoint an eMSP
+// registers, updates and unregisters with, and a hub's ClientInfo list.
+import { pageHeaders, parsePageQuery } from '../../ocpi-protocol/transport.ts';
 import type { Endpoint } from '../../ocpi-protocol/versions.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Peers } from './peers.ts';
 import { authOf, BASE_PATH, type CpoApp, ok } from './server.ts';
+import type { NetworkTopology } from './topology.ts';
 
 export interface ConfigurationRoutesDeps {
   clock: Clock;
   peers: Peers;
   /** Our public base URL (scheme, host, port), known once listening. */
   baseUrl: () => string;
+  /** A platform's parties, or a hub in front of them (its ClientInfo list). */
+  topology: NetworkTopology;
 }
 
-/** Our 2.2.1 endpoints: the Sender side of the CPO's data, the Receiver side of commands and tokens. */
-export function ourEndpoints(versionUrl: string): Endpoint[] {
+/** Our endpoints: the Sender side of the CPO's data, the Receiver side of commands and tokens; a hub's Sender side of hubclientinfo. */
+export function ourEndpoints(versionUrl: string, hub = false): Endpoint[] {
   const endpoint = (identifier: string, role: Endpoint['role']): Endpoint => ({ identifier, role, url: `${versionUrl}/${identifier}` });
   return [
     endpoint('credentials', 'SENDER'),
@@ -24,6 +29,7 @@ export function ourEndpoints(versionUrl: string): Endpoint[] {
     endpoint('cdrs', 'SENDER'),
     endpoint('commands', 'RECEIVER'),
     endpoint('tokens', 'RECEIVER'),
+    ...(hub ? [endpoint('hubclientinfo', 'SENDER')] : []),
   ];
 }
 
@@ -38,7 +44,26 @@ export function configurationRoutes(deps: ConfigurationRoutesDeps) {
   return (app: CpoApp) => {
     app.get(`${BASE_PATH}/versions`, async (_request, reply) => ok(reply, clock, [{ version, url: versionUrl() }]));
 
-    app.get(`${BASE_PATH}/${version}`, async (_request, reply) => ok(reply, clock, wire.versionDetails(version, ourEndpoints(versionUrl()))));
+    app.get(`${BASE_PATH}/${version}`, async (_request, reply) =>
+      ok(reply, clock, wire.versionDetails(version, ourEndpoints(versionUrl(), deps.topology.hub !== undefined))),
+    );
+
+    // A hub's ClientInfo list (mod_hub_client_info, Sender interface), paginated, filtered on last_updated.
+    if (deps.topology.hub) {
+      app.get(`${BASE_PATH}/${version}/hubclientinfo`, async (request, reply) => {
+        const page = parsePageQuery(request.query as Record<string, unknown>, 100);
+        const matching = deps.topology
+          .clientInfos()
+          .filter(
+            (c) =>
+              (!page.date_from || Date.parse(c.last_updated) >= page.date_from.getTime()) &&
+              (!page.date_to || Date.parse(c.last_updated) < page.date_to.getTime()),
+          );
+        const items = matching.slice(page.offset, page.offset + page.limit);
+        void reply.headers(pageHeaders(`${versionUrl()}/hubclientinfo`, page, items.length, matching.length));
+        return ok(reply, clock, items);
+      });
+    }
 
     app.get(credentials, async (request, reply) => ok(reply, clock, wire.credentials(peers.current(authOf(request)))));
 

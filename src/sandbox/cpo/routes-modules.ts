@@ -6,8 +6,17 @@ import type { Cdr } from '../../ocpi-protocol/cdrs.ts';
 import type { OcpiEvse, OcpiLocation, OcpiTariff } from '../../ocpi-protocol/locations-tariffs.ts';
 import type { Session } from '../../ocpi-protocol/sessions.ts';
 import { TOKEN_TYPES } from '../../ocpi-protocol/tokens.ts';
-import type { PageQuery } from '../../ocpi-protocol/transport.ts';
-import { invalidParameters, OCPI_STATUS, OcpiError, pageHeaders, parsePageQuery, unknownObject } from '../../ocpi-protocol/transport.ts';
+import type { PageQuery, PartyRef } from '../../ocpi-protocol/transport.ts';
+import {
+  HEADER,
+  invalidParameters,
+  OCPI_STATUS,
+  OcpiError,
+  ocpiLayerError,
+  pageHeaders,
+  parsePageQuery,
+  unknownObject,
+} from '../../ocpi-protocol/transport.ts';
 import { parseToken, parseTokenPatch } from '../../ocpi-protocol/validate.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
@@ -17,6 +26,7 @@ import { authOf, BASE_PATH, type CpoApp, type HttpTools, ok } from './server.ts'
 import type { Simulation } from './simulation.ts';
 import type { Peer } from './store.ts';
 import * as store from './store.ts';
+import type { NetworkTopology } from './topology.ts';
 import type { Wire } from './wire.ts';
 
 export interface PageLimits {
@@ -38,6 +48,8 @@ export interface ModuleRoutesDeps {
   wire: Wire;
   /** Imperfect data to serve (CPO_SANDBOX_QUIRKS): what a quirky CPO would send instead of the network's clean objects. */
   quirks: Quirks;
+  /** A platform of parties, or a hub in front of them: whom a command or a Token push reaches. */
+  topology: NetworkTopology;
 }
 
 type Params = Record<string, string>;
@@ -63,6 +75,39 @@ function tokenType(request: FastifyRequest, wire: Wire): string {
   const type = query(request).type ?? (wire.version === '2.1.1' ? (bodyType ?? 'OTHER') : 'RFID');
   if (typeof type !== 'string' || !(TOKEN_TYPES as readonly string[]).includes(type)) throw invalidParameters(`type must be one of ${TOKEN_TYPES.join(', ')}`);
   return type;
+}
+
+/** The party a request's OCPI-to headers name (the server checked they name one of ours, or the hub). */
+function addressee(request: FastifyRequest): PartyRef | undefined {
+  const cc = request.headers[HEADER.toCountryCode];
+  const pid = request.headers[HEADER.toPartyId];
+  return typeof cc === 'string' && typeof pid === 'string' ? { country_code: cc.toUpperCase(), party_id: pid.toUpperCase() } : undefined;
+}
+
+/** The party a command is about: the owner of its location (START_SESSION) or of its session (STOP_SESSION); undefined when unknown. */
+async function commandOwner(deps: ModuleRoutesDeps, command: string, body: unknown): Promise<PartyRef | undefined> {
+  const b = (body && typeof body === 'object' ? body : {}) as { location_id?: unknown; session_id?: unknown };
+  if (command === 'START_SESSION' && typeof b.location_id === 'string') return deps.network.location(b.location_id);
+  if (command === 'STOP_SESSION' && typeof b.session_id === 'string') return (await store.findSession(deps.db, b.session_id))?.data as PartyRef | undefined;
+  return undefined;
+}
+
+/**
+ * A command goes to the party that owns what it is about (transport_and_format, Message Routing: OCPI-to names the
+ * receiving party): addressed to another party of ours, it is refused (2001); a hub forwards it only to a party it
+ * reports CONNECTED (4003 "connection problem" otherwise) and takes none addressed to itself.
+ */
+async function checkCommandAddressee(deps: ModuleRoutesDeps, request: FastifyRequest, command: string): Promise<void> {
+  const to = addressee(request);
+  if (!deps.wire.routing || !to) return;
+  const { topology } = deps;
+  if (topology.isHub(to)) throw invalidParameters(`address ${command} to the party of the location or session (OCPI-to), not to the hub`);
+  const owner = await commandOwner(deps, command, request.body);
+  if (owner && (owner.country_code.toUpperCase() !== to.country_code || owner.party_id.toUpperCase() !== to.party_id)) {
+    throw invalidParameters(`OCPI-to names ${to.country_code}*${to.party_id}, but what ${command} is about is ${owner.country_code}*${owner.party_id}'s`);
+  }
+  const status = topology.status(to);
+  if (status !== 'CONNECTED') throw ocpiLayerError(OCPI_STATUS.connectionProblem, `${to.country_code}*${to.party_id} is ${status} at this hub`);
 }
 
 export function moduleRoutes(deps: ModuleRoutesDeps) {
@@ -128,6 +173,7 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
     // Commands (Receiver)
     app.post(`${P}/commands/:command`, async (request, reply) => {
       const { peer } = authOf(request);
+      await checkCommandAddressee(deps, request, params(request).command ?? '');
       switch (params(request).command) {
         case 'START_SESSION': {
           const answer = await simulation.startSession(peer, wire.startSessionIn(request.body, emspOf(peer)));
@@ -176,7 +222,10 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
       if (t.country_code !== k.cc || t.party_id !== k.pid || t.uid !== k.uid || t.type !== k.type) {
         throw invalidParameters('the token in the body is not the one of the URL (country_code, party_id, uid, type)');
       }
-      const created = await store.upsertToken(db, k.peerId, t);
+      // Which of our parties the push reached: the one it is addressed to, every CONNECTED one for a hub's Broadcast Push.
+      const to = addressee(request);
+      const receivedBy = to ? deps.topology.tokenReceivers(to) : network.parties.map((p) => `${p.country_code}*${p.party_id}`);
+      const created = await store.upsertToken(db, k.peerId, t, receivedBy);
       return ok(reply, clock, undefined, created ? 201 : 200);
     });
 
@@ -191,7 +240,7 @@ export function moduleRoutes(deps: ModuleRoutesDeps) {
       const t = merged.value;
       if (t.country_code !== k.cc || t.party_id !== k.pid || t.uid !== k.uid || t.type !== k.type)
         throw invalidParameters('a PATCH may not change the token identity');
-      await store.upsertToken(db, k.peerId, t);
+      await store.upsertToken(db, k.peerId, t, []);
       return ok(reply, clock);
     });
   };

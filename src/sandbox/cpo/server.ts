@@ -32,8 +32,8 @@ export interface ServerDeps {
   tls?: { cert: string; key: string } | undefined;
   /** How long a request of the TIMEOUT scenario is held before its connection is dropped. */
   hangMs: number;
-  /** Our CPO parties: what a request's OCPI-to headers must name. */
-  parties: readonly PartyRef[];
+  /** Whether a request's OCPI-to headers may name this party: one of our CPO parties (or, for a hub, the hub). */
+  addressable: (party: PartyRef) => boolean;
 }
 
 const authenticated = new WeakMap<FastifyRequest, Authenticated>();
@@ -52,6 +52,11 @@ function isConfigurationPath(pathname: string): boolean {
   return rest === 'versions' || /^[^/]+$/.test(rest) || /^[^/]+\/credentials$/.test(rest);
 }
 
+/** Configuration modules (not routed, no routing headers): versions, credentials and a hub's hubclientinfo. */
+function isUnroutedPath(pathname: string): boolean {
+  return isConfigurationPath(pathname) || /^[^/]+\/hubclientinfo(\/|$)/.test(pathname.slice(BASE_PATH.length + 1));
+}
+
 const ROUTING = [HEADER.fromCountryCode, HEADER.fromPartyId, HEADER.toCountryCode, HEADER.toPartyId] as const;
 const samePartyAs = (cc: string, pid: string) => (p: PartyRef) => p.country_code.toUpperCase() === cc && p.party_id.toUpperCase() === pid;
 
@@ -61,7 +66,7 @@ const samePartyAs = (cc: string, pid: string) => (p: PartyRef) => p.country_code
  * "SHALL NOT be used" with versions and credentials. A request to a
  * functional module must name a party of the eMSP that sent it and one of ours.
  */
-function checkRouting(headers: FastifyRequest['headers'], auth: Authenticated, parties: readonly PartyRef[], configuration: boolean): void {
+function checkRouting(headers: FastifyRequest['headers'], auth: Authenticated, addressable: (party: PartyRef) => boolean, configuration: boolean): void {
   const values = ROUTING.map((name) => headers[name]);
   if (configuration) {
     if (values.some((v) => v !== undefined)) throw invalidParameters('routing headers must not be sent to versions or credentials');
@@ -71,7 +76,7 @@ function checkRouting(headers: FastifyRequest['headers'], auth: Authenticated, p
   if (missing.length > 0) throw invalidParameters(`routing headers missing: ${missing.join(', ')}`);
   const [fromCc, fromPid, toCc, toPid] = values.map((v) => String(v).toUpperCase()) as [string, string, string, string];
   if (!auth.peer.roles.some(samePartyAs(fromCc, fromPid))) throw invalidParameters(`OCPI-from names ${fromCc}*${fromPid}, not a party of this eMSP`);
-  if (!parties.some(samePartyAs(toCc, toPid))) throw invalidParameters(`OCPI-to names ${toCc}*${toPid}, not a party of this network`);
+  if (!addressable({ country_code: toCc, party_id: toPid })) throw invalidParameters(`OCPI-to names ${toCc}*${toPid}, not a party of this network`);
 }
 
 export interface HttpTools {
@@ -130,12 +135,12 @@ export function createServer(deps: ServerDeps, routes: (app: CpoApp, tools: Http
     }
     authenticated.set(request, auth);
     // An OCPI 2.1.1 network knows no routing headers (wire.ts): none are required.
-    if (peers.wire.routing) checkRouting(request.headers, auth, deps.parties, isConfigurationPath(pathname));
+    if (peers.wire.routing) checkRouting(request.headers, auth, deps.addressable, isUnroutedPath(pathname));
   });
 
   // Functional modules answer with the routing headers of the request, mirrored.
   app.addHook('onSend', async (request, reply, payload) => {
-    if (isConfigurationPath(request.url.split('?')[0] ?? '')) return payload;
+    if (isUnroutedPath(request.url.split('?')[0] ?? '')) return payload;
     const h = request.headers;
     const pairs: [string | string[] | undefined, string][] = [
       [h[HEADER.fromCountryCode], 'OCPI-to-country-code'],

@@ -365,15 +365,24 @@ export async function failPeerOutbox(db: Queryable, peerId: string, now: Date): 
 // ---------------------------------------------------------------------------
 // Tokens pushed by eMSPs
 
-export async function upsertToken(db: Queryable, peerId: string, token: Token): Promise<boolean> {
+/** Stores a pushed token; `receivedBy`: our parties (CC*PID) the push reached, added to those it reached before. */
+export async function upsertToken(db: Queryable, peerId: string, token: Token, receivedBy: readonly string[]): Promise<boolean> {
   const { rows } = await db.query<{ created: boolean }>(
-    `INSERT INTO ${S}.tokens (peer_id, country_code, party_id, uid, type, data, last_updated)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
-     ON CONFLICT (peer_id, country_code, party_id, uid, type) DO UPDATE SET data = EXCLUDED.data, last_updated = EXCLUDED.last_updated
+    `INSERT INTO ${S}.tokens (peer_id, country_code, party_id, uid, type, data, last_updated, received_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (peer_id, country_code, party_id, uid, type) DO UPDATE
+       SET data = EXCLUDED.data, last_updated = EXCLUDED.last_updated,
+           received_by = ARRAY(SELECT DISTINCT r FROM unnest(${S}.tokens.received_by || EXCLUDED.received_by) AS r ORDER BY r)
      RETURNING (xmax = 0) AS created`,
-    [peerId, token.country_code, token.party_id, token.uid, token.type, JSON.stringify(token), new Date(token.last_updated)],
+    [peerId, token.country_code, token.party_id, token.uid, token.type, JSON.stringify(token), new Date(token.last_updated), [...receivedBy].sort()],
   );
   return rows[0]?.created ?? false;
+}
+
+/** Which of our parties (CC*PID) received the token of this uid, by any peer. */
+export async function tokenReceivers(db: Queryable, uid: string): Promise<string[]> {
+  const { rows } = await db.query<{ party: string }>(`SELECT DISTINCT unnest(received_by) AS party FROM ${S}.tokens WHERE uid = $1 ORDER BY party`, [uid]);
+  return rows.map((r) => r.party);
 }
 
 export async function findToken(db: Queryable, peerId: string, countryCode: string, partyId: string, uid: string, type: string): Promise<Token | undefined> {

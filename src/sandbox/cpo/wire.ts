@@ -1,5 +1,5 @@
 // The OCPI version the sandbox network speaks on the wire (its personality):
-// 2.2.1 (the default) or 2.1.1. The network works in 2.2.1 objects throughout;
+// 2.2.1 (the default), 2.2 (with raw tokens, wire22) or 2.1.1. The network works in 2.2.1 objects throughout;
 // this file is the one place where they become what a 2.1.1 CPO sends
 // (Locations with voltage/amperage/tariff_id, Tariffs without VAT, Sessions
 // and CDRs with auth_id and a location object, CommandResponses, credentials
@@ -21,7 +21,7 @@ import { invalidParameters, type PartyRef } from '../../ocpi-protocol/transport.
 import { cdrTo211, connectorTo211, evseTo211, locationTo211, sessionPatchTo211, sessionTo211, tariffTo211 } from '../../ocpi-protocol/v2_1_1/cpo-objects.ts';
 import type { Endpoint } from '../../ocpi-protocol/versions.ts';
 
-export const PERSONALITIES = ['2.2.1', '2.1.1'] as const;
+export const PERSONALITIES = ['2.2.1', '2.2', '2.1.1'] as const;
 export type Personality = (typeof PERSONALITIES)[number];
 
 type Json = Record<string, unknown>;
@@ -35,8 +35,10 @@ export interface Wire {
   version: Personality;
   /** Whether functional modules carry the four routing headers (2.2.1) or none (2.1.1). */
   routing: boolean;
-  /** Whether our credentials token is sent unencoded (2.1.1) or Base64-encoded (2.2.1). */
+  /** Whether our credentials token is sent unencoded (2.1.1, 2.2) or Base64-encoded (2.2.1). */
   rawTokens: boolean;
+  /** Whether a peer's token is also taken Base64-encoded (2.2.1, and the lenient 2.1.1 network), or only as it is (2.2: compared literally). */
+  acceptsEncodedTokens: boolean;
   location(location: OcpiLocation): unknown;
   evse(evse: OcpiEvse): unknown;
   connector(connector: OcpiConnector): unknown;
@@ -62,6 +64,7 @@ export const wire221: Wire = {
   version: '2.2.1',
   routing: true,
   rawTokens: false,
+  acceptsEncodedTokens: true,
   location: (l) => l,
   evse: (e) => e,
   connector: (c) => c,
@@ -115,6 +118,7 @@ export function wire211(network: WireNetwork): Wire {
     version: '2.1.1',
     routing: false,
     rawTokens: true,
+    acceptsEncodedTokens: true,
     location: (l) => locationTo211(l),
     evse: evseTo211,
     connector: connectorTo211,
@@ -164,6 +168,36 @@ export function wire211(network: WireNetwork): Wire {
   };
 }
 
+/** A CdrToken as 2.2 has it: 2.2.1 added country_code and party_id (changelog, "Changes between OCPI 2.2 and 2.2.1"). */
+function withCdrToken22<T>(object: T): T {
+  const token = (object as { cdr_token?: unknown }).cdr_token;
+  if (!token || typeof token !== 'object') return object;
+  const { country_code: _cc, party_id: _pid, ...rest } = token as Json;
+  return { ...object, cdr_token: rest };
+}
+
+/**
+ * An OCPI 2.2 CPO of the kind many are: it sends its credentials token unencoded and compares the one it is given as
+ * it is (a Base64-encoded token is an unknown token: 401), and writes and reads 2.2's objects, which are 2.2.1's but
+ * for what 2.2.1 added (its changelog): no country_code/party_id in a Session's or CDR's cdr_token, no connector_id in
+ * START_SESSION (refused: a strict 2.2 CPO does not know it). Routing headers as in 2.2.1 (2.2 introduced them).
+ */
+export const wire22: Wire = {
+  ...wire221,
+  version: '2.2',
+  rawTokens: true,
+  acceptsEncodedTokens: false,
+  session: (s) => withCdrToken22(s),
+  sessionPatch: (p) => withCdrToken22(p),
+  cdr: (c) => withCdrToken22(c),
+  startSessionIn: (body) => {
+    if (body && typeof body === 'object' && (body as Json).connector_id !== undefined) {
+      throw invalidParameters('StartSession (OCPI 2.2) has no connector_id (OCPI 2.2.1 added it)');
+    }
+    return body;
+  },
+};
+
 export function wireFor(version: Personality, network: WireNetwork): Wire {
-  return version === '2.1.1' ? wire211(network) : wire221;
+  return version === '2.1.1' ? wire211(network) : version === '2.2' ? wire22 : wire221;
 }
