@@ -196,6 +196,9 @@ async function recordEvseStatus(
   push.pushEvseStatus(location, network.viewEvse(location, evse));
 }
 
+/** How long after a registration a hub pushes its ClientInfo (the eMSP may still be storing our credentials). */
+const CLIENT_INFO_DELAY_MS = 200;
+
 /**
  * The network's face to eMSPs: how it presents its parties (topology.ts), its peers (credentials, registration) and its
  * outbound pushes. A hub pushes its ClientInfo to every eMSP that registers with it or that it registers with.
@@ -223,8 +226,9 @@ async function createFace(
     requestTimeoutMs: deps.requestTimeoutMs,
     wire: wireFor(deps.personality, network),
     topology,
+    // After the eMSP's own bookkeeping of the handshake (it may still be storing our credentials when we answer it).
     onRegistered: (peer) => {
-      if (topology.hub) void push?.pushClientInfo(topology.clientInfos(), peer);
+      if (topology.hub) setTimeout(() => void push?.pushClientInfo(topology.clientInfos(), peer), CLIENT_INFO_DELAY_MS).unref();
     },
   });
   await peers.refresh();

@@ -1,0 +1,278 @@
+// A roaming hub in front of two CPO parties, end to end over real HTTP: the
+// sandbox network with its hub topology (credentials with one HUB role, the
+// parties reported through HubClientInfo) is connected (cpo connect); its
+// ClientInfo list is pulled before the catalogue (GET All addressed to the
+// hub), and both parties' locations arrive over the one connection; users
+// charge at each party's EVSE to one invoice and one capture at our engine's
+// price. Recording proxies on both sides hold the routing: commands we send
+// through the hub are addressed (OCPI-to) to the final party, a token is one
+// Broadcast Push addressed to the hub; what the hub forwards to us names the
+// original party (OCPI-from) and our answers go back to it. When the hub
+// reports a party OFFLINE (a ClientInfo it pushes), no command is sent to that
+// party and the client gets the operator-unreachable problem.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { systemClock } from '../src/platform/clock.ts';
+import { type CpoSandbox, createCpoSandbox, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
+import { FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
+import { freePort, setupTestApp, type TestContext } from './helpers.ts';
+import { dataOf, type Exchange, type RecordingProxy, ROUTING_HEADERS, startRecordingProxy } from './ocpi-211-support.ts';
+import { registerPeer } from './ocpi-support.ts';
+import { eventually, USERS } from './payments-support.ts';
+
+let ctx: TestContext;
+let hub: CpoSandbox;
+let hubProxy: RecordingProxy;
+let emspProxy: RecordingProxy;
+
+type Party = { country_code: string; party_id: string };
+const code = (p: Party) => `${p.country_code}*${p.party_id}`;
+const toOf = (e: Exchange) => `${e.requestHeaders['ocpi-to-country-code']}*${e.requestHeaders['ocpi-to-party-id']}`;
+const fromOf = (e: Exchange) => `${e.requestHeaders['ocpi-from-country-code']}*${e.requestHeaders['ocpi-from-party-id']}`;
+const answeredTo = (e: Exchange) => `${e.responseHeaders['ocpi-to-country-code']}*${e.responseHeaders['ocpi-to-party-id']}`;
+const HUB = { country_code: 'NL', party_id: 'HUB' };
+
+before(async () => {
+  const emspPort = await freePort();
+  emspProxy = await startRecordingProxy(() => `http://127.0.0.1:${emspPort}`);
+  ctx = await setupTestApp({
+    listen: emspPort,
+    payments: { webhooks: true },
+    env: { PUBLIC_BASE_URL: emspProxy.url, OCPI_REQUEST_TIMEOUT_MS: '1500', OCPI_PAGE_LIMIT: '10' },
+  });
+  const port = await freePort();
+  hubProxy = await startRecordingProxy(() => `http://127.0.0.1:${port}`);
+  hub = await createCpoSandbox({
+    db: ctx.db,
+    clock: systemClock,
+    locations: 50,
+    seed: 4,
+    ...FAST_CPO_TIMINGS,
+    parties: 2,
+    scenarioParties: 2,
+    topology: 'hub',
+    hubParty: HUB,
+    publicUrl: hubProxy.url,
+  });
+  await hub.listen({ port });
+});
+after(async () => {
+  await hub?.close();
+  await ctx?.close();
+  await hubProxy?.close();
+  await emspProxy?.close();
+});
+
+/** A user's session at `evseId`, from start to invoice (one invoice, one capture, the engine's total); the session id. */
+async function chargeAt(evseId: string): Promise<string> {
+  const d = await newDriver(ctx);
+  const started = await ctx.call('POST', `${USERS}/${d.userId}/charging/start/`, { token: d.token, body: { payment_method_id: d.pm, evse_id: evseId } });
+  assert.equal(started.status, 201, started.text);
+  const id = started.body.id as string;
+  const get = async () => (await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/${id}/`, { token: d.token })).body;
+  await eventually(async () => (Number((await get()).consumed_energy) > 0 ? true : undefined), `energy at ${evseId}`, 10_000);
+  assert.equal((await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token })).status, 204);
+  const completed = await eventually(
+    async () => {
+      const s = await get();
+      return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
+    },
+    `completed with an invoice at ${evseId}`,
+    20_000,
+  );
+  assert.equal((await ctx.call('GET', `${USERS}/${d.userId}/invoices/`, { token: d.token })).body.count, 1, 'invoiced once');
+  const holds = await ctx.db.query<{ status: string; amount_captured: number }>('SELECT status, amount_captured FROM payment_holds WHERE reference = $1', [
+    `session:${id}`,
+  ]);
+  assert.deepEqual(
+    holds.rows.map((h) => [h.status, h.amount_captured]),
+    [['captured', Math.round(Number(completed.session_cost.invoice_summary) * 100)]],
+  );
+  const bill = (
+    await ctx.db.query<{ gross: number; engine_total: string; price_mismatch: boolean }>(
+      'SELECT gross, engine_total, price_mismatch FROM charging_bills WHERE session_id = $1',
+      [id],
+    )
+  ).rows[0];
+  assert.equal(bill?.price_mismatch, false);
+  assert.equal(Math.round(Number(bill?.engine_total) * 100), bill?.gross, 'the invoice is the engine’s total');
+  return id;
+}
+
+describe('a roaming hub in front of two CPO parties (the sandbox network with topology hub)', () => {
+  it('is connected: its credentials name only the hub; its ClientInfo is pulled first, then both parties’ catalogues via the hub', async () => {
+    const connection = await ctx.ocpi.connections.connect({ versionsUrl: hub.versionsUrl, token: await hub.issueTokenA(), name: 'hub' });
+    assert.deepEqual(
+      connection.roles.map((r) => `${r.role}:${code(r)}`),
+      [`HUB:${code(HUB)}`],
+    );
+    assert.ok(connection.endpoints.some((e) => e.identifier === 'hubclientinfo' && e.role === 'SENDER'));
+    const counts = await ctx.ocpi.sync.syncConnection(connection, { full: true });
+    assert.deepEqual(counts.failed, []);
+    assert.equal(counts.hubclientinfo, 2);
+    assert.equal(counts.locations, hub.network.locationCount);
+    const parties = await ctx.ocpi.connections.parties(connection);
+    assert.deepEqual(parties.map((p) => `${p.role}:${code(p)}:${p.source}:${p.hub_status}`).sort(), [
+      ...hub.parties.map((p) => `CPO:${code(p)}:hubclientinfo:CONNECTED`),
+      `HUB:${code(HUB)}:credentials:null`,
+    ]);
+    for (const party of hub.parties) {
+      const { rows } = await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM ocpi_locations WHERE country_code = $1 AND party_id = $2', [
+        party.country_code,
+        party.party_id,
+      ]);
+      assert.ok((rows[0]?.n ?? 0) >= 1, `${code(party)}’s locations came through the hub`);
+    }
+    // The ClientInfo list is a configuration module (no routing headers); GET All goes to the hub itself.
+    const clientInfo = hubProxy.exchanges.find((e) => e.path.endsWith('/hubclientinfo'));
+    assert.ok(clientInfo);
+    for (const h of ROUTING_HEADERS) assert.equal(clientInfo.requestHeaders[h], undefined, h);
+    const pages = hubProxy.exchanges.filter((e) => e.method === 'GET' && /\/(locations|tariffs|sessions|cdrs)$/.test(e.path));
+    assert.ok(pages.length >= 4);
+    for (const e of pages) assert.equal(toOf(e), code(HUB), `${e.path}: GET All addressed to the hub`);
+    await ctx.catalogue.reload();
+    ctx.jobs.start();
+    hub.startBackgroundWork();
+  });
+
+  it('charges at each party’s EVSE through the hub: commands to the final party, what the hub forwards routed by its original party', async () => {
+    for (const party of hub.parties) {
+      const sessionId = await chargeAt(scenarioEvseId(party, 'NORMAL'));
+      const location = scenarioLocationId(party);
+      const start = hubProxy.exchanges.find((e) => e.path.endsWith('/START_SESSION') && (e.requestBody as { location_id: string }).location_id === location);
+      assert.ok(start);
+      assert.equal(toOf(start), code(party), 'START_SESSION through the hub, addressed to the final party');
+      const ocpiSession = (await ctx.db.query<{ id: string }>('SELECT id FROM ocpi_sessions WHERE authorization_reference = $1', [sessionId])).rows[0];
+      assert.ok(ocpiSession);
+      const stop = hubProxy.exchanges.find((e) => e.path.endsWith('/STOP_SESSION') && (e.requestBody as { session_id: string }).session_id === ocpiSession.id);
+      assert.ok(stop);
+      assert.equal(toOf(stop), code(party), 'STOP_SESSION addressed to the final party');
+      // The hub forwarded the party's Session, CDR and command results with the party in OCPI-from; we answered to it.
+      const forwarded = emspProxy.exchanges.filter(
+        (e) =>
+          (e.path.includes(`/sessions/${party.country_code}/${party.party_id}/${ocpiSession.id}`) ||
+            (e.path.endsWith('/cdrs') && (e.requestBody as { session_id?: string }).session_id === ocpiSession.id)) &&
+          e.method !== 'GET',
+      );
+      assert.ok(forwarded.length >= 3, `${forwarded.length} Session and CDR messages of ${code(party)}`);
+      for (const e of forwarded) {
+        assert.equal(fromOf(e), code(party), `${e.method} ${e.path} forwarded with the original party`);
+        assert.equal(answeredTo(e), code(party), `our answer to ${e.method} ${e.path} goes back to the original party, not the hub`);
+        assert.equal((e.responseBody as { status_code: number }).status_code, 1000);
+      }
+    }
+  });
+
+  it('sends a token as one Broadcast Push addressed to the hub, which relays it to both parties', async () => {
+    const client = await ctx.newClient();
+    const user = await ctx.call('POST', `${USERS}/`, { token: client.token, body: {} });
+    const uid = user.body.id as string;
+    await eventually(
+      async () => {
+        await ctx.ocpi.deliverPushes();
+        return (await hub.tokenReceivers(uid)).length === 2 ? true : undefined;
+      },
+      'the token relayed to both parties',
+      10_000,
+    );
+    const pushes = hubProxy.exchanges.filter((e) => e.method === 'PUT' && e.path.endsWith(`/${uid}`));
+    assert.deepEqual(pushes.map(toOf), [code(HUB)], 'one push, to the hub');
+    assert.deepEqual(await hub.tokenReceivers(uid), hub.parties.map(code).sort());
+  });
+
+  it('a party the hub reports OFFLINE gets no command; the client is told the operator is unreachable; CONNECTED again, it charges', async () => {
+    const [first, second] = hub.parties;
+    assert.ok(first && second);
+    await hub.setClientStatus(second, 'OFFLINE');
+    const pushed = emspProxy.exchanges.find((e) => e.method === 'PUT' && e.path === `/ocpi/2.2.1/hubclientinfo/${second.country_code}/${second.party_id}`);
+    assert.ok(pushed, 'the hub pushed the ClientInfo');
+    assert.equal(pushed.status, 200);
+    assert.equal((pushed.responseBody as { status_code: number }).status_code, 1000);
+    for (const h of ROUTING_HEADERS) assert.equal(pushed.responseHeaders[h], undefined, `hubclientinfo is not routed: ${h}`);
+    const connection = await ctx.ocpi.connections.findByName('hub');
+    assert.ok(connection);
+    const status = async (p: Party) => (await ctx.ocpi.connections.parties(connection)).find((x) => code(x) === code(p))?.hub_status;
+    assert.equal(await status(second), 'OFFLINE');
+
+    const startsBefore = hubProxy.exchanges.filter((e) => e.path.endsWith('/START_SESSION')).length;
+    const d = await newDriver(ctx);
+    const refused = await ctx.call('POST', `${USERS}/${d.userId}/charging/start/`, {
+      token: d.token,
+      body: { payment_method_id: d.pm, evse_id: scenarioEvseId(second, 'NORMAL') },
+    });
+    assert.equal(refused.status, 424, refused.text);
+    assert.ok(String(refused.body.type).endsWith('charging_provider_error'), refused.text);
+    assert.match(refused.body.detail, /could not be reached/);
+    assert.equal(hubProxy.exchanges.filter((e) => e.path.endsWith('/START_SESSION')).length, startsBefore, 'nothing sent to an OFFLINE party');
+    // The pre-authorization taken before the command is released.
+    await eventually(
+      async () => {
+        const holds = await ctx.db.query<{ status: string }>(
+          `SELECT h.status FROM payment_holds h JOIN charging_sessions s ON h.reference = 'session:' || s.id WHERE s.user_id = $1`,
+          [d.userId],
+        );
+        return holds.rows.length === 1 && holds.rows.every((h) => h.status !== 'authorized') ? true : undefined;
+      },
+      'the hold released',
+      10_000,
+    );
+
+    await hub.setClientStatus(second, 'CONNECTED');
+    assert.equal(await status(second), 'CONNECTED');
+    await chargeAt(scenarioEvseId(second, 'NORMAL'));
+    // Our own copy of the ClientInfo, as the hub may GET it back.
+    const [peer] = (await hub.listPeers()).filter((p) => p.status === 'REGISTERED');
+    assert.ok(peer?.theirToken);
+    const res = await fetch(`${emspProxy.url}/ocpi/2.2.1/hubclientinfo/${second.country_code}/${second.party_id}`, {
+      headers: { authorization: `Token ${Buffer.from(peer.theirToken).toString('base64')}` },
+    });
+    const body = (await res.json()) as { status_code: number; data: { status: string; role: string } };
+    assert.equal(body.status_code, 1000);
+    assert.deepEqual([body.data.role, body.data.status], ['CPO', 'CONNECTED']);
+  });
+
+  it('refuses what a hub forwards for a party not behind it, or for another party than OCPI-from names; ClientInfo only from a hub', async () => {
+    const [first, second] = hub.parties;
+    assert.ok(first && second);
+    const [peer] = (await hub.listPeers()).filter((p) => p.status === 'REGISTERED');
+    assert.ok(peer?.theirToken);
+    const call = async (method: string, path: string, from: Party, body?: unknown, token = peer.theirToken as string) => {
+      const res = await fetch(`${emspProxy.url}/ocpi/2.2.1/${path}`, {
+        method,
+        headers: {
+          authorization: `Token ${Buffer.from(token).toString('base64')}`,
+          'content-type': 'application/json',
+          'ocpi-from-country-code': from.country_code,
+          'ocpi-from-party-id': from.party_id,
+          'ocpi-to-country-code': ctx.config.ocpi.countryCode,
+          'ocpi-to-party-id': ctx.config.ocpi.partyId,
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: (await res.json()) as { status_code: number; status_message?: string } };
+    };
+    const patch = { status: 'AVAILABLE', last_updated: new Date().toISOString() };
+    const evse = (p: (typeof hub.parties)[number]) => `locations/${p.country_code}/${p.party_id}/${scenarioLocationId(p)}/${scenarioLocationId(p)}-NORMAL`;
+    // Forwarded for its own party: taken.
+    assert.equal((await call('PATCH', evse(first), first, patch)).body.status_code, 1000);
+    // OCPI-from names a party the hub does not report.
+    const stranger = await call('PATCH', evse(first), { country_code: 'FR', party_id: 'ZZZ' }, patch);
+    assert.deepEqual([stranger.status, stranger.body.status_code], [200, 2001]);
+    assert.match(stranger.body.status_message ?? '', /does not hold/);
+    // OCPI-from names one party, the object is another's.
+    const crossed = await call('PATCH', evse(second), first, patch);
+    assert.deepEqual([crossed.status, crossed.body.status_code], [200, 2001]);
+    assert.match(crossed.body.status_message ?? '', /forwards this for/);
+    // A connection that is not a hub pushes no ClientInfo.
+    const platformToken = await registerPeer(ctx.ocpi, ctx, { name: 'not-a-hub', parties: [{ country_code: 'BE', party_id: 'NAH' }] });
+    const info = { country_code: 'BE', party_id: 'XXX', role: 'CPO', status: 'CONNECTED', last_updated: new Date().toISOString() };
+    const res = await fetch(`${ctx.config.publicBaseUrl}/ocpi/2.2.1/hubclientinfo/BE/XXX`, {
+      method: 'PUT',
+      headers: { authorization: `Token ${Buffer.from(platformToken).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify(info),
+    });
+    const refused = (await res.json()) as { status_code: number; status_message: string };
+    assert.deepEqual([res.status, refused.status_code], [200, 2001]);
+    assert.match(refused.status_message, /not a hub/);
+  });
+});
