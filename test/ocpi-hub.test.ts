@@ -16,7 +16,7 @@ import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
 import { FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
 import { freePort, setupTestApp, type TestContext } from './helpers.ts';
-import { dataOf, type Exchange, type RecordingProxy, ROUTING_HEADERS, startRecordingProxy } from './ocpi-211-support.ts';
+import { type Exchange, type RecordingProxy, ROUTING_HEADERS, startRecordingProxy } from './ocpi-211-support.ts';
 import { registerPeer } from './ocpi-support.ts';
 import { eventually, USERS } from './payments-support.ts';
 
