@@ -232,6 +232,9 @@ describe('an OCPI 2.2 CPO with raw tokens (the sandbox network with its 2.2 pers
       assert.ok(e.status === 200 || e.status === 201, `${e.method} ${e.path} answered ${e.status}`);
       for (const h of ROUTING_HEADERS) assert.ok(e.requestHeaders[h], `${e.method} ${e.path} carries ${h}`);
     }
+    // `cpo list` says how the token travels each way.
+    const listed = (await ctx.ocpi.connections.list()).find((c) => c.name === 'v22');
+    assert.deepEqual([listed?.version, listed?.raw_tokens, listed?.incoming_token_form], ['2.2', true, 'raw']);
     const starts = functional.filter((e) => e.path.endsWith('/START_SESSION'));
     assert.ok(starts.length >= 1);
     for (const e of starts) {

@@ -11,7 +11,10 @@
 // reports a party OFFLINE (a ClientInfo it pushes), no command is sent to that
 // party and the client gets the operator-unreachable problem.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
 import { FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
@@ -31,6 +34,21 @@ const toOf = (e: Exchange) => `${e.requestHeaders['ocpi-to-country-code']}*${e.r
 const fromOf = (e: Exchange) => `${e.requestHeaders['ocpi-from-country-code']}*${e.requestHeaders['ocpi-from-party-id']}`;
 const answeredTo = (e: Exchange) => `${e.responseHeaders['ocpi-to-country-code']}*${e.responseHeaders['ocpi-to-party-id']}`;
 const HUB = { country_code: 'NL', party_id: 'HUB' };
+
+/** The operator's CLI in its own process, on the test database. */
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [path.join(import.meta.dirname, '..', 'bin/charging-access.js'), ...args], {
+      cwd: path.join(import.meta.dirname, '..'),
+      env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: ctx.databaseUrl, LOG_LEVEL: 'silent' },
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
 
 before(async () => {
   const emspPort = await freePort();
@@ -229,6 +247,26 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
     const body = (await res.json()) as { status_code: number; data: { status: string; role: string } };
     assert.equal(body.status_code, 1000);
     assert.deepEqual([body.data.role, body.data.status], ['CPO', 'CONNECTED']);
+  });
+
+  it('`cpo list` and `cpo show` say it is a hub, and each party’s ClientInfo status', async () => {
+    const [first, second] = hub.parties;
+    assert.ok(first && second);
+    await hub.setClientStatus(second, 'SUSPENDED');
+    const shown = await cli('cpo', 'show', 'hub', '--json');
+    assert.equal(shown.code, 0, shown.stderr);
+    const view = JSON.parse(shown.stdout);
+    assert.deepEqual([view.topology, view.version, view.token_push, view.country_code, view.party_id], ['hub', '2.2.1', 'broadcast', 'NL', 'HUB']);
+    assert.deepEqual(
+      view.parties.filter((p: { role: string }) => p.role === 'CPO').map((p: Party & { hub_status: string }) => `${code(p)}:${p.hub_status}`),
+      [`${code(first)}:CONNECTED`, `${code(second)}:SUSPENDED`].sort(),
+    );
+    const text = await cli('cpo', 'show', 'hub');
+    assert.match(text.stdout, new RegExp(`${code(second).replace('*', '\\*')}  CPO  behind the hub: SUSPENDED`));
+    const listed = await cli('cpo', 'list');
+    assert.match(listed.stdout, /^hub {2}connected {2}NL\*HUB {2}OCPI 2\.2\.1 .* hub, 2 CPO parties behind it \(1 connected\) .*token pushes: broadcast$/m);
+    await hub.setClientStatus(second, 'CONNECTED');
+    assert.equal((await cli('cpo', 'show', 'nope')).code, 1);
   });
 
   it('refuses what a hub forwards for a party not behind it, or for another party than OCPI-from names; ClientInfo only from a hub', async () => {

@@ -24,14 +24,22 @@ Commands:
   bills release SESSION_ID [--waive] [--json]               release a held bill: billed at the session's own tariff in the
                                                             hold's currency (captured and invoiced by the running service),
                                                             or with --waive nothing is charged and the hold is released
-  cpo connect --versions-url URL --token TOKEN_A [--party CC*PID] [--name NAME] [--raw-tokens]
-                                                            register with a CPO (OCPI credentials handshake; the service must
-                                                            be running: the CPO fetches our endpoints), then pull its data.
+  cpo connect --versions-url URL --token TOKEN_A [--party CC*PID] [--name NAME] [--raw-tokens] [--tokens-once]
+                                                            register with a CPO platform or hub (OCPI credentials handshake; the
+                                                            service must be running: the CPO fetches our endpoints), then pull
+                                                            its data. --raw-tokens: send our token unencoded (2.1.1/2.2 peers;
+                                                            also found by itself: a Base64 token refused with 401 is sent raw);
+                                                            --tokens-once: the platform keeps one token store for all its CPO
+                                                            parties, push each user's token once (default: to each party).
                                                             Exit 0: connected and pulled; 1: the handshake failed, nothing is
                                                             connected; 3: connected, but pulling its data failed (in part or
                                                             whole; the output names what; \`cpo sync NAME\` pulls again)
-  cpo invite [--name NAME] [--raw-tokens] [--json]          issue a TOKEN_A for a CPO that registers with us
-  cpo list [--json]                                         list CPO connections (status, party, negotiated OCPI version)
+  cpo invite [--name NAME] [--raw-tokens] [--tokens-once] [--json]
+                                                            issue a TOKEN_A for a CPO that registers with us
+  cpo list [--json]                                         list CPO connections (status, party, negotiated OCPI version, platform
+                                                            or hub and its parties, token forms each way, how tokens are pushed)
+  cpo show NAME [--json]                                    one connection: the above, its endpoints and each party (behind a
+                                                            hub: the hub's ClientInfo status of each)
   cpo disconnect NAME                                       unregister at the CPO and stop using the connection
   cpo sync NAME [--full]                                    pull the CPO's locations, tariffs, sessions and CDRs now
   cpo rotate NAME                                           renew both credentials tokens of a connection
@@ -66,6 +74,7 @@ const COMMANDS = [
   'cpo connect',
   'cpo invite',
   'cpo list',
+  'cpo show',
   'cpo disconnect',
   'cpo sync',
   'cpo rotate',
@@ -98,6 +107,7 @@ function parseOptions(argv: string[]) {
       token: { type: 'string' },
       party: { type: 'string' },
       'raw-tokens': { type: 'boolean', default: false },
+      'tokens-once': { type: 'boolean', default: false },
       full: { type: 'boolean', default: false },
       client: { type: 'string' },
       waive: { type: 'boolean', default: false },
@@ -143,7 +153,7 @@ export function parseCommandLine(argv: string[]): CommandLine | undefined {
   if (command === 'clients update' && (rateLimit === undefined || (rateLimit !== 'default' && !/^\d{1,10}$/.test(rateLimit)))) {
     throw new UsageError('clients update needs --rate-limit N (requests per minute; 0 = unlimited, "default" = RATE_LIMIT_PER_MINUTE)');
   }
-  if (['stations import', 'partners add', 'partners remove', 'cpo disconnect', 'cpo sync', 'cpo rotate', 'cpo quality'].includes(command) && !arg) {
+  if (['stations import', 'partners add', 'partners remove', 'cpo show', 'cpo disconnect', 'cpo sync', 'cpo rotate', 'cpo quality'].includes(command) && !arg) {
     throw new UsageError(`${command} needs an argument`);
   }
   if (command === 'webhooks list' && !isUuid(values.client ?? '')) {

@@ -5,8 +5,9 @@ import { ConfigError, loadConfig } from '../platform/config.ts';
 import { type CommandLine, type CommandName, parseCommandLine, USAGE, UsageError } from './command-line.ts';
 import { billsHeld, billsRelease } from './commands/bills.ts';
 import { clientsCreate, clientsDisable, clientsList, clientsUpdate } from './commands/clients.ts';
-import { cpoConnect, cpoDisconnect, cpoInvite, cpoList, cpoRotate, cpoSync } from './commands/cpo.ts';
+import { cpoConnect, cpoDisconnect, cpoInvite, cpoRotate, cpoSync } from './commands/cpo.ts';
 import { cpoQuality } from './commands/cpo-quality.ts';
+import { cpoList, cpoShow } from './commands/cpo-show.ts';
 import { migrate } from './commands/migrate.ts';
 import { partnersAdd, partnersList, partnersRemove } from './commands/partners.ts';
 import { stationsGenerate, stationsImport } from './commands/stations.ts';
@@ -34,6 +35,7 @@ const SESSION_COMMANDS: Record<Exclude<CommandName, 'sandbox cpo'>, (session: Se
   'cpo connect': cpoConnect,
   'cpo invite': cpoInvite,
   'cpo list': cpoList,
+  'cpo show': cpoShow,
   'cpo disconnect': cpoDisconnect,
   'cpo sync': cpoSync,
   'cpo rotate': cpoRotate,

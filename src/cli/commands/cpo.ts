@@ -1,4 +1,4 @@
-// `charging-access cpo ...`: the OCPI connections to CPOs (connect, invite, list, disconnect, sync, rotate).
+// `charging-access cpo ...`: the OCPI connections to CPOs (connect, invite, disconnect, sync, rotate; list and show: cpo-show.ts).
 import type { Connection } from '../../modules/ocpi/repository.ts';
 import type { SyncCounts, SyncProgress } from '../../modules/ocpi/sync.ts';
 import type { Progress } from '../../modules/stations/loader.ts';
@@ -13,9 +13,9 @@ async function ocpiAtServiceAddress(session: Session) {
   return ocpiOf({ db: session.db, config: { ...session.config, publicBaseUrl } });
 }
 
-/** What `cpo list` shows of a connection (never its tokens): `version` is the OCPI version negotiated in its handshake. */
+/** What `cpo connect` says of the connection it made (cpo-show.ts gives the whole view). */
 function connectionView(c: Connection) {
-  const cpo = c.roles.find((r) => r.role === 'CPO');
+  const cpo = c.roles.find((r) => r.role === 'CPO') ?? c.roles[0];
   return {
     name: c.name,
     country_code: cpo?.country_code ?? null,
@@ -58,6 +58,7 @@ export async function cpoConnect(session: Session, { values, json }: CommandLine
       ...(values.party ? { party: values.party } : {}),
       ...(values.name ? { name: values.name } : {}),
       rawTokens: values['raw-tokens'] ?? false,
+      ...(values['tokens-once'] ? { tokenPush: 'once' as const } : {}),
     });
   } catch (error) {
     throw new Error(`the credentials handshake failed, nothing is connected: ${(error as Error).message}`);
@@ -89,22 +90,12 @@ export async function cpoInvite(session: Session, { values, json }: CommandLine)
   const invite = await (await ocpiAtServiceAddress(session)).connections.invite({
     ...(values.name ? { name: values.name } : {}),
     rawTokens: values['raw-tokens'] ?? false,
+    ...(values['tokens-once'] ? { tokenPush: 'once' as const } : {}),
   });
   print(
     json,
     { token: invite.token, versions_url: invite.versions_url },
     `token:        ${invite.token}\nversions_url: ${invite.versions_url}\nname:         ${invite.name}`,
-  );
-}
-
-export async function cpoList(session: Session, { json }: CommandLine): Promise<void> {
-  const list = (await ocpiOf(session).connections.list()).map(connectionView);
-  print(
-    json,
-    list,
-    list.length === 0
-      ? 'no CPO connections'
-      : list.map((c) => `${c.name}  ${c.status}  ${c.country_code ?? '-'}*${c.party_id ?? '-'}  OCPI ${c.version ?? '-'}  ${c.versions_url ?? ''}`).join('\n'),
   );
 }
 
