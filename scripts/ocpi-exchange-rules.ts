@@ -86,9 +86,27 @@ function problems211(e: RecordedExchange): string[] {
   return problems;
 }
 
+/**
+ * An exchange with an OCPI 2.2 peer is held to the same rules as 2.2.1's: 2.2 introduced message routing (the same four
+ * headers, the same configuration modules, hub client info among them) and its status codes; the changelog of 2.2.1
+ * lists no change to either but one, "Added 4000 Hub generic error". So 2.2.1's rules, and no 4000 (2.2 has no such
+ * code: we must not answer it to a 2.2 peer, nor does a 2.2 sandbox answer it).
+ */
+function problems22(e: RecordedExchange): string[] {
+  const problems =
+    e.direction === 'answer'
+      ? answerProblems(e)
+      : e.module === null
+        ? [`a ${e.method} to ${e.path} that names no OCPI module`]
+        : routingProblems(e, !CONFIGURATION_MODULES.has(e.module));
+  if (e.ocpi_status === 4000) problems.push('OCPI status 4000 in an OCPI 2.2 exchange (2.2.1 added it)');
+  return problems;
+}
+
 /** What is wrong with one recorded exchange (empty: nothing). */
 export function exchangeProblems(e: RecordedExchange): string[] {
   if (e.version === '2.1.1') return problems211(e);
+  if (e.version === '2.2') return problems22(e);
   if (e.direction === 'answer') return answerProblems(e);
   if (e.module === null) return [`a ${e.method} to ${e.path} that names no OCPI module`];
   return routingProblems(e, !CONFIGURATION_MODULES.has(e.module));

@@ -12,6 +12,7 @@
 // 2.2 network refuses it; no party in the cdr_token of our answers).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { exchangeProblems } from '../scripts/ocpi-exchange-rules.ts';
 import { commonVersion } from '../src/modules/ocpi/peer-versions.ts';
 import { cdrTokenFrom22, startSessionTo22, withCdrTokenTo22 } from '../src/ocpi-protocol/v2_2/adapter.ts';
 import { systemClock } from '../src/platform/clock.ts';
@@ -65,6 +66,17 @@ describe('OCPI 2.2 and 2.2.1: what differs, mapped in one place (src/ocpi-protoc
     assert.equal(commonVersion(['2.2', '2.2.1']), '2.2.1');
     assert.equal(commonVersion(['2.0', '2.1.1']), '2.1.1');
     assert.equal(commonVersion(['2.0', '2.1']), undefined);
+  });
+
+  it('the CI check holds a 2.2 exchange to 2.2.1’s routing-header and status-code rules, and refuses 4000 (2.2.1 added it)', () => {
+    const routing = { 'OCPI-from-country-code': 'DE', 'OCPI-from-party-id': 'CAX', 'OCPI-to-country-code': 'NL', 'OCPI-to-party-id': 'ABC' };
+    const answer = { direction: 'answer' as const, sender: 'emsp', method: 'PUT', path: '/ocpi/2.2/sessions/:cc/:pid/:id', module: 'sessions', version: '2.2' };
+    const fine = { ...answer, status: 200, ocpi_status: 1000, routing, authenticated: true, reached_ocpi_layer: true };
+    assert.deepEqual(exchangeProblems(fine), []);
+    assert.match(exchangeProblems({ ...fine, routing: {} }).join(), /routing headers missing/);
+    assert.match(exchangeProblems({ ...fine, status: 400, ocpi_status: 2001 }).join(), /reached the OCPI layer/);
+    assert.match(exchangeProblems({ ...fine, ocpi_status: 4000 }).join(), /4000/);
+    assert.deepEqual(exchangeProblems({ ...fine, version: '2.2.1', ocpi_status: 4000 }), [], '4000 is a 2.2.1 code');
   });
 
   it('a 2.2 CdrToken gets our party; our answers and commands to a 2.2 peer carry nothing 2.2.1 added', () => {

@@ -167,7 +167,7 @@ export interface OcpiExchange {
   authenticated?: boolean;
   /** Answers: the request reached the OCPI layer (status_codes: valid JSON, authenticated, an existing resource). */
   reached_ocpi_layer?: boolean;
-  /** The OCPI version of the exchange when it is not 2.2.1 (2.1.1: held to 2.1.1's rules, not 2.2.1's). */
+  /** The OCPI version of the exchange when it is not 2.2.1 (2.1.1: held to 2.1.1's rules, not 2.2.1's; 2.2: to 2.2.1's, and no 4000). */
   version?: string;
 }
 
