@@ -8,6 +8,7 @@ import { chargingRoutes } from './modules/charging/routes.ts';
 import { eventsRoutes } from './modules/events/routes.ts';
 import { createSessionStreams } from './modules/events/streams.ts';
 import { invoiceDocumentRoutes, invoicingRoutes } from './modules/invoicing/routes.ts';
+import { ocpiPreRoutingAnswer } from './modules/ocpi/http.ts';
 import type { Ocpi } from './modules/ocpi/service.ts';
 import type { PaymentProcessor } from './modules/payments/processor.ts';
 import { paymentsRoutes } from './modules/payments/routes.ts';
@@ -82,6 +83,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
     ...(deps.logger !== undefined ? { logger: deps.logger } : {}),
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : {}),
     ...(deps.ownTraffic ? { ownTraffic: deps.ownTraffic } : {}),
+    // A malformed URL under /ocpi is answered with OCPI's envelope, as the rest of that interface.
+    preRoutingAnswers: [{ prefix: OCPI_PREFIX, answer: (reply, request, status, message) => ocpiPreRoutingAnswer(reply, request, clock, status, message) }],
   });
   if (deps.metrics) recordRequestMetrics(app, deps.metrics);
 

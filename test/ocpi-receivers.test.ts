@@ -110,6 +110,20 @@ describe('OCPI authentication and envelope', () => {
     assert.equal(res.headers['x-correlation-id'], 'corr-42');
   });
 
+  it('answers a URL that is not validly percent-encoded with the OCPI envelope (HTTP 400, 2001), not a problem body', async () => {
+    // The URL cannot be read, so the request reached no OCPI resource: HTTP 400, and the body is OCPI's all the same.
+    for (const url of ['/ocpi/2.2.1/locations/DE/ABC/%E0%A4%A', '/ocpi/2.2/sessions/DE/ABC/%zz']) {
+      const res = await ctx.call('GET', url, { headers: auth(token) });
+      assertEnvelope(res, 400, 2001);
+      assert.match(res.headers['content-type'] as string, /^application\/json/);
+      assert.match(res.body.status_message, /percent-encoded/);
+    }
+    // The client API keeps its problem body.
+    const api = await ctx.call('GET', '/api/v1/users/%E0%A4%A/', {});
+    assert.equal(api.status, 400);
+    assert.match(api.headers['content-type'] as string, /^application\/problem\+json/);
+  });
+
   it('accepts a TOKEN_A only on versions and credentials', async () => {
     const invite = await ctx.ocpi.connections.invite({ name: 'pending' });
     assertEnvelope(await ocpi('GET', '/versions', undefined, invite.token), 200, 1000);

@@ -321,6 +321,17 @@ export function sendOcpi(
     .send(JSON.stringify(envelope(data, clock.now(), statusCode, message)));
 }
 
+/**
+ * A request under /ocpi that failed before routing (a URL that is not validly percent-encoded, so no OCPI resource is
+ * addressed): HTTP `status` (400) with the OCPI envelope (2001), request and correlation ids echoed as on every answer.
+ */
+export function ocpiPreRoutingAnswer(reply: FastifyReply, request: FastifyRequest, clock: Clock, status: number, message: string): FastifyReply {
+  const correlation = request.headers[HEADER.correlationId];
+  void reply.header('X-Correlation-ID', typeof correlation === 'string' && CORRELATION_ID.test(correlation) ? correlation : randomUUID());
+  void reply.header('X-Request-ID', request.id);
+  return sendOcpi(reply, clock, status, undefined, OCPI_STATUS.invalidParameters, message);
+}
+
 /** The connection of an authenticated OCPI request. */
 export function connectionOf(request: FastifyRequest): Connection {
   const connection = request.ocpiConnection;

@@ -167,6 +167,11 @@ export interface HttpAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** A pino logger made by the caller (main.ts shares it with start-up messages). */
   loggerInstance?: import('fastify').FastifyBaseLogger;
+  /**
+   * Interfaces under a prefix that answer in a shape of their own (OCPI's envelope under /ocpi): a request there that
+   * fails before routing (a URL that is not validly percent-encoded) gets `answer`'s body, with the HTTP status given.
+   */
+  preRoutingAnswers?: readonly { prefix: string; answer: (reply: FastifyReply, request: FastifyRequest, status: number, message: string) => unknown }[];
 }
 
 export function createHttpApp(options: HttpAppOptions): HttpApp {
@@ -192,6 +197,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     frameworkErrors: (error, request, reply) => {
       void reply.header('X-Request-Id', request.id);
       addJsonSecurityHeaders(reply);
+      const pathname = request.url.split('?')[0] ?? '';
+      const own = options.preRoutingAnswers?.find((p) => pathname === p.prefix || pathname.startsWith(`${p.prefix}/`));
+      if (own) {
+        const bad = error.code === 'FST_ERR_BAD_URL';
+        const status = bad ? 400 : ((error as FastifyError).statusCode ?? 400);
+        return own.answer(reply as FastifyReply, request, status, bad ? 'The URL is not validly percent-encoded' : 'Malformed request');
+      }
       const problem =
         error.code === 'FST_ERR_BAD_URL'
           ? new AppError('validation_error', 'The URL is not validly percent-encoded.', {
