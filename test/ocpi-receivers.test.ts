@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { exchangeProblems, type RecordedExchange } from '../scripts/ocpi-exchange-rules.ts';
 import { deliverDuePushes } from '../src/modules/ocpi/push-delivery.ts';
 import * as repo from '../src/modules/ocpi/repository.ts';
+import { qualityReport } from '../src/modules/ocpi/quality.ts';
 import { createOcpi } from '../src/modules/ocpi/service.ts';
 import type { Ingestion } from '../src/modules/stations/ingest.ts';
 import { ocpiPages } from '../src/ocpi-protocol/client.ts';
@@ -774,6 +775,51 @@ describe('pulling from a CPO (Sender interfaces)', () => {
       assert.deepEqual(asked('tariffs'), [null], 'tariffs have no position yet: pulled whole');
       assert.equal((await connection()).last_synced_at?.toISOString(), ctx.clock.now().toISOString());
     } finally {
+      await peer.close();
+    }
+  });
+});
+
+describe('a page the database refuses (store-refused)', () => {
+  it('is stored object by object: the one refused is left out and reported by cpo quality, the rest of the page kept', async () => {
+    const ids = ['SR-1', 'SR-REFUSED', 'SR-3'];
+    const peer = await fakePeer((req, res) => {
+      if (new URL(req.url ?? '/', 'http://peer').pathname === '/2.2.1/locations') {
+        return answer(res, ids.map((id, i) => ocpiLocation({ id, lat: 52.5 + i / 100, lon: 13.4, party: 'SRF' })));
+      }
+      answer(res, []);
+    });
+    // The database refuses one object of the page (a constraint, as a real refusal would be: a value too large, a
+    // trigger of the operator's, ...): the page's one statement fails, and each object is stored alone.
+    await ctx.db.query(`ALTER TABLE ocpi_locations ADD CONSTRAINT test_refuses_one CHECK (id <> 'SR-REFUSED') NOT VALID`);
+    try {
+      await registerPeer(ctx.ocpi, ctx, {
+        name: 'store-refused',
+        parties: [{ country_code: 'DE', party_id: 'SRF' }],
+        endpoints: [{ identifier: 'locations', role: 'SENDER', url: `${peer.url}/2.2.1/locations` }],
+      });
+      const connection = await ctx.ocpi.connections.findByName('store-refused');
+      assert.ok(connection);
+      const counts = await ctx.ocpi.sync.syncConnection(connection, { full: true });
+      assert.deepEqual(counts.failed, []);
+      assert.equal(counts.locations, 2, 'the rest of the page is stored');
+      assert.equal(counts.skipped, 1);
+      const { rows } = await ctx.db.query<{ id: string }>(`SELECT id FROM ocpi_locations WHERE party_id = 'SRF' ORDER BY id`);
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        ['SR-1', 'SR-3'],
+      );
+      const report = await qualityReport(ctx.db, connection.id);
+      const refused = report.rules.find((r) => r.rule === 'store-refused');
+      assert.ok(refused, JSON.stringify(report.rules));
+      assert.deepEqual([refused.module, refused.kind, refused.count], ['locations', 'rejected', 1]);
+      assert.deepEqual(
+        refused.examples.map((e) => e.object_id),
+        ['DE*SRF*SR-REFUSED'],
+      );
+      assert.match(refused.examples[0]?.detail ?? '', /test_refuses_one/);
+    } finally {
+      await ctx.db.query('ALTER TABLE ocpi_locations DROP CONSTRAINT test_refuses_one');
       await peer.close();
     }
   });
