@@ -9,11 +9,14 @@
 // party_id on tokens, roles, hubclientinfo) reached the 2.1.1 peer.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { linkCdrsToSessions211 } from '../src/modules/ocpi/cdr-session-v2_1_1.ts';
+import { upsertSession } from '../src/modules/ocpi/repository.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
 import { FAST_CPO_TIMINGS, newDriver, scenarioEvse } from './charging-support.ts';
 import { createTestDatabase, freePort, setupTestApp, type TestContext } from './helpers.ts';
 import { dataOf, type Exchange, problems211, type RecordingProxy, ROUTING_HEADERS, type Shape211, startRecordingProxy } from './ocpi-211-support.ts';
+import { registerPeer } from './ocpi-support.ts';
 import { eventually, USERS } from './payments-support.ts';
 
 let ctx: TestContext;
@@ -314,5 +317,62 @@ describe('an OCPI 2.1.1 CPO (the sandbox network with its 2.1.1 personality)', (
       return out;
     });
     assert.ok(requests.some((e) => e.path.endsWith('/START_SESSION')) && requests.some((e) => e.path.endsWith('/STOP_SESSION')));
+  });
+});
+
+describe('linking 2.1.1 CDRs to their Sessions (2.1.1 CDRs name none)', () => {
+  it('links a pulled page of CDRs with one query for all their candidate Sessions', async () => {
+    const party = { country_code: 'BE', party_id: 'LNK' };
+    await registerPeer(ctx.ocpi, ctx, { name: 'linking-211', parties: [party] });
+    const connection = await ctx.ocpi.connections.findByName('linking-211');
+    assert.ok(connection);
+    const start = (minute: number) => `2026-03-01T10:${String(minute).padStart(2, '0')}:00Z`;
+    const session = (id: string, uid: string, evse: string, minute: number) => ({
+      ...party,
+      id,
+      status: 'COMPLETED',
+      last_updated: start(minute),
+      start_date_time: start(minute),
+      cdr_token: { uid },
+      location_id: 'L1',
+      evse_uid: evse,
+      connector_id: '1',
+    });
+    for (const s of [session('S-A', 'tok-a', 'E1', 0), session('S-B', 'tok-b', 'E1', 5), session('S-C', 'tok-a', 'E2', 7)]) {
+      await upsertSession(ctx.db, connection.id, s as never, ctx.clock.now());
+    }
+    const cdr = (id: string, uid: string, evse: string, minute: number) => ({
+      ...party,
+      id,
+      start_date_time: start(minute),
+      cdr_token: { uid },
+      cdr_location: { id: 'L1', evse_uid: evse, connector_id: '1' },
+    });
+    const page = [
+      cdr('C-A', 'tok-a', 'E1', 1),
+      cdr('C-B', 'tok-b', 'E1', 5),
+      cdr('C-C', 'tok-a', 'E2', 7),
+      cdr('C-NONE', 'tok-z', 'E1', 5),
+      { ...cdr('C-NAMED', 'tok-a', 'E1', 1), session_id: 'S-GIVEN' },
+    ];
+    const statements: string[] = [];
+    const counting = {
+      query: (text: never, values: never) => {
+        statements.push(String((text as { text?: string }).text ?? text));
+        return ctx.db.query(text, values);
+      },
+    } as unknown as typeof ctx.db;
+    const linked = await linkCdrsToSessions211(counting, connection.id, page);
+    assert.deepEqual(
+      linked.map((c) => [c.id, (c as { session_id?: string }).session_id]),
+      [
+        ['C-A', 'S-A'],
+        ['C-B', 'S-B'],
+        ['C-C', 'S-C'],
+        ['C-NONE', undefined],
+        ['C-NAMED', 'S-GIVEN'],
+      ],
+    );
+    assert.equal(statements.length, 1, 'one query for the page');
   });
 });

@@ -11,8 +11,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { exchangeProblems, type RecordedExchange } from '../scripts/ocpi-exchange-rules.ts';
 import { deliverDuePushes } from '../src/modules/ocpi/push-delivery.ts';
-import * as repo from '../src/modules/ocpi/repository.ts';
 import { qualityReport } from '../src/modules/ocpi/quality.ts';
+import * as repo from '../src/modules/ocpi/repository.ts';
 import { createOcpi } from '../src/modules/ocpi/service.ts';
 import type { Ingestion } from '../src/modules/stations/ingest.ts';
 import { ocpiPages } from '../src/ocpi-protocol/client.ts';
@@ -785,7 +785,10 @@ describe('a page the database refuses (store-refused)', () => {
     const ids = ['SR-1', 'SR-REFUSED', 'SR-3'];
     const peer = await fakePeer((req, res) => {
       if (new URL(req.url ?? '/', 'http://peer').pathname === '/2.2.1/locations') {
-        return answer(res, ids.map((id, i) => ocpiLocation({ id, lat: 52.5 + i / 100, lon: 13.4, party: 'SRF' })));
+        return answer(
+          res,
+          ids.map((id, i) => ocpiLocation({ id, lat: 52.5 + i / 100, lon: 13.4, party: 'SRF' })),
+        );
       }
       answer(res, []);
     });

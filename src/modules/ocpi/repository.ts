@@ -349,19 +349,34 @@ export interface StoredSession {
   last_updated: Date;
 }
 
-/** A connection's Sessions of one party, token and EVSE (the candidates of a 2.1.1 CDR, which names no session), newest first. */
-export async function sessionsOfTokenAtEvse(
+/** What the Sessions a 2.1.1 CDR may belong to are looked up by: their party, token and EVSE. */
+export interface SessionLookupKey {
+  country_code: string;
+  party_id: string;
+  token_uid: string;
+  location_id: string;
+  evse_uid: string;
+}
+
+/**
+ * A connection's Sessions of each of these parties, tokens and EVSEs (the candidates of 2.1.1 CDRs, which name no
+ * session), newest first, in one query (the token uid index, migration 0028).
+ */
+export async function sessionsOfTokensAtEvses(
   db: Queryable,
-  key: { connection_id: string; country_code: string; party_id: string; token_uid: string; location_id: string; evse_uid: string },
-): Promise<{ id: string; start_date_time: string; location_id: string; evse_uid: string; connector_id: string }[]> {
-  const { rows } = await db.query<{ id: string; start_date_time: string; location_id: string; evse_uid: string; connector_id: string }>(
-    `SELECT id, data->>'start_date_time' AS start_date_time, data->>'location_id' AS location_id, data->>'evse_uid' AS evse_uid,
-            data->>'connector_id' AS connector_id
-       FROM ocpi_sessions
-      WHERE (data->'cdr_token'->>'uid') = $1 AND connection_id = $2 AND country_code = $3 AND party_id = $4
-        AND data->>'location_id' = $5 AND data->>'evse_uid' = $6
-      ORDER BY last_updated DESC LIMIT 50`,
-    [key.token_uid, key.connection_id, key.country_code, key.party_id, key.location_id, key.evse_uid],
+  connectionId: string,
+  keys: readonly SessionLookupKey[],
+): Promise<(SessionLookupKey & { id: string; start_date_time: string; connector_id: string })[]> {
+  const { rows } = await db.query<SessionLookupKey & { id: string; start_date_time: string; connector_id: string }>(
+    `SELECT s.country_code, s.party_id, s.data->'cdr_token'->>'uid' AS token_uid, s.data->>'location_id' AS location_id,
+            s.data->>'evse_uid' AS evse_uid, s.id, s.data->>'start_date_time' AS start_date_time, s.data->>'connector_id' AS connector_id
+       FROM jsonb_to_recordset($2::jsonb) AS k(country_code text, party_id text, token_uid text, location_id text, evse_uid text)
+       JOIN ocpi_sessions s
+         ON (s.data->'cdr_token'->>'uid') = k.token_uid AND s.country_code = k.country_code AND s.party_id = k.party_id
+        AND s.data->>'location_id' = k.location_id AND s.data->>'evse_uid' = k.evse_uid
+      WHERE s.connection_id = $1
+      ORDER BY s.last_updated DESC`,
+    [connectionId, JSON.stringify(keys)],
   );
   return rows;
 }

@@ -21,7 +21,7 @@ import { type ClientInfo, parseClientInfo } from '../../ocpi-protocol/validate.t
 import type { Clock } from '../../platform/clock.ts';
 import { type Database, isDatabaseUnavailable } from '../../platform/db.ts';
 import type { Ingestion } from '../stations/ingest.ts';
-import { linkCdrToSession211 } from './cdr-session-v2_1_1.ts';
+import { linkCdrsToSessions211 } from './cdr-session-v2_1_1.ts';
 import type { Connections } from './connections.ts';
 import { endpointOf } from './connections.ts';
 import { isHub } from './connections-context.ts';
@@ -98,8 +98,8 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
     counts,
     onProgress,
     /**
-     * A page's objects as 2.2.1 has them, for the reader: a 2.2.1 peer's as they came; a 2.1.1 peer's converted
-     * (a CDR also linked to its Session, cdr-session-v2_1_1.ts), those that cannot be converted refused ('invalid').
+     * A page's objects as 2.2.1 has them, for the reader: a 2.2.1 peer's as they came; a 2.1.1 peer's converted,
+     * those that cannot be converted refused ('invalid'); a 2.2 peer's Sessions and CDRs with our party on their token.
      */
     /** Reads the CPO parties the connection speaks for now. */
     async loadParties(): Promise<void> {
@@ -120,7 +120,7 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
             objectId: objectIdOf(item),
             findings: [{ rule: 'invalid', path: first?.path ?? '', detail: `OCPI 2.1.1: ${first?.message ?? ''}`.slice(0, 120) }],
           });
-        } else converted.push(module === 'cdrs' ? await linkCdrToSession211(deps.db, connection.id, result.value) : result.value);
+        } else converted.push(result.value);
       }
       return { items: converted, refused };
     },
@@ -297,7 +297,10 @@ async function pullCdrs(deps: SyncDeps, run: PullRun, since: Date | undefined): 
   if (!pages) return;
   for await (const page of pages) {
     const { items, refused } = await run.fromPeer('cdrs', page.items);
-    const { taken, findings, leftOut } = readPage(items, readCdr, run.owned);
+    const read = readPage(items, readCdr, run.owned);
+    const { findings, leftOut } = read;
+    // A 2.1.1 CDR names no session: the CDRs taken (not those the reader refused) are linked to theirs, in one query a page.
+    const taken = run.connection.version === OCPI_2_1_1 ? await linkCdrsToSessions211(db, run.connection.id, read.taken) : read.taken;
     for (const cdr of taken) {
       const inserted = await db.transaction(async (tx) => {
         const fresh = await repo.insertCdr(
