@@ -2,9 +2,11 @@
 // request is authenticated by a credentials token that names a connection,
 // errors carry OCPI status codes, and request/correlation ids are echoed.
 // Requests to functional modules may name their party in the OCPI-from
-// routing headers (it must be one the connection holds) and their addressee
-// in the OCPI-to headers (it must be us); our answers to them carry the
-// routing headers back (from: us, to: the requesting party).
+// routing headers (it must be one the connection holds: a party of its
+// credentials or, over a hub, one the hub reports, and then the object must be
+// that party's) and their addressee in the OCPI-to headers (it must be us);
+// our answers to them carry the routing headers back (from: us, to: the
+// requesting party). A peer's token is taken Base64-encoded or as it is.
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, HEADER, invalidParameters, OCPI_STATUS, OcpiError, type PartyRef, routingHeaders, tokenCandidates } from '../../ocpi-protocol/transport.ts';

@@ -7,7 +7,8 @@
 // whatever its Content-Type, and garbage gets 2001, never a crash.
 // Like a strict CPO platform it requires the four routing headers on every
 // request to a functional module (from: a party of the registered eMSP, to:
-// one of our parties) and refuses them on versions and credentials (2001).
+// one of our parties, or a hub itself) and refuses them on versions,
+// credentials and hubclientinfo (2001).
 
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
