@@ -9,7 +9,7 @@
 // Broadcast Push addressed to the hub; what the hub forwards to us names the
 // original party (OCPI-from) and our answers go back to it. When the hub
 // reports a party OFFLINE (a ClientInfo it pushes), no command is sent to that
-// party and the client gets the operator-unreachable problem.
+// party and the client gets the operator-unreachable problem before anything is held.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -222,18 +222,12 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
     assert.ok(String(refused.body.type).endsWith('charging_provider_error'), refused.text);
     assert.match(refused.body.detail, /could not be reached/);
     assert.equal(hubProxy.exchanges.filter((e) => e.path.endsWith('/START_SESSION')).length, startsBefore, 'nothing sent to an OFFLINE party');
-    // The pre-authorization taken before the command is released.
-    await eventually(
-      async () => {
-        const holds = await ctx.db.query<{ status: string }>(
-          `SELECT h.status FROM payment_holds h JOIN charging_sessions s ON h.reference = 'session:' || s.id WHERE s.user_id = $1`,
-          [d.userId],
-        );
-        return holds.rows.length === 1 && holds.rows.every((h) => h.status !== 'authorized') ? true : undefined;
-      },
-      'the hold released',
-      10_000,
-    );
+    // Refused before anything is held: no session, no pre-authorization.
+    assert.match(refused.body.detail, /nothing was held/);
+    const sessions = await ctx.db.query('SELECT 1 FROM charging_sessions WHERE user_id = $1', [d.userId]);
+    assert.equal(sessions.rowCount, 0, 'no session');
+    const holds = await ctx.db.query('SELECT 1 FROM payment_holds WHERE user_id = $1', [d.userId]);
+    assert.equal(holds.rowCount, 0, 'no hold');
 
     await hub.setClientStatus(second, 'CONNECTED');
     assert.equal(await status(second), 'CONNECTED');

@@ -47,7 +47,7 @@ export interface ChargingDeps {
   payments: Pick<PaymentsService, 'placeHold' | 'refreshHold' | 'releaseHold' | 'getHolds' | 'getPaymentMethod'>;
   catalogue: Pick<Catalogue, 'evse' | 'station'>;
   ingestion: Pick<Ingestion, 'findLocation' | 'findTariff'>;
-  commands: Pick<Commands, 'startSession' | 'stopSession'>;
+  commands: Pick<Commands, 'startSession' | 'stopSession' | 'unreachable'>;
   tokenForUser(userId: string): Promise<OcpiToken | undefined>;
   /** The OCPI module: pull what every CPO changed since the last pull (Session updates and CDRs we missed). */
   pullFromCpos?(): Promise<void>;

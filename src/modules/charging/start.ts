@@ -178,6 +178,12 @@ async function begin(ctx: ChargingContext, clientId: string, userId: string, bod
   if (await repo.hasUnfinishedOnEvse(db, clientId, userId, ctx.catalogue.evse(body.evse_id)?.evse_id ?? body.evse_id)) throw alreadyCharging();
   const target = await resolveEvse(ctx, body.evse_id);
   await refuseBilling(ctx, db, clientId, userId);
+  // An operator no command can reach (a hub reporting the party offline) is refused before anything is held.
+  const unreachable = await ctx.commands.unreachable(target.evse);
+  if (unreachable) {
+    ctx.log?.warn({ evse_id: target.evse.evse_id, reason: unreachable }, 'start refused: the operator cannot be reached');
+    throw new AppError('charging_provider_error', 'The operator could not be reached; nothing was held. Try again shortly.');
+  }
   // The payment method may have to be read from the processor (one whose webhook has not arrived yet), so it is
   // checked before the transaction below, which concurrent starts of this user wait on. Before the session row
   // exists: a session, once created (and its pending event sent), is never taken back.

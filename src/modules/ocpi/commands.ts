@@ -55,25 +55,30 @@ export function createCommands(deps: { db: Database; clock: Clock; connections: 
 
   const connectionFor = (countryCode: string, partyId: string) => repo.findConnectedCpoOfParty(db, countryCode, partyId);
 
+  /** The connection and commands URL a command to `party` goes to, or why none can be sent. */
+  async function routeTo(party: { country_code: string; party_id: string }) {
+    const connection = await connectionFor(party.country_code, party.party_id);
+    const url = connection ? endpointOf(connection, 'commands', 'RECEIVER') : undefined;
+    if (!connection || !url) return { unreachable: `no connected CPO for party ${party.country_code}*${party.party_id} with a commands endpoint` };
+    // Behind a hub, a party the hub does not report CONNECTED cannot be reached (mod_hub_client_info: "No requests can
+    // be sent"): nothing is sent, the start or stop fails as unreachable.
+    if (connection.hub_status !== null && connection.hub_status !== 'CONNECTED') {
+      return {
+        unreachable: `the hub ${connection.name} reports ${party.country_code}*${party.party_id} ${connection.hub_status}: no requests can be sent to it`,
+      };
+    }
+    return { connection, url };
+  }
+
   async function send(
     type: 'START_SESSION' | 'STOP_SESSION',
     party: { country_code: string; party_id: string },
     body: Record<string, unknown>,
     commandId: string = randomUUID(),
   ): Promise<CommandOutcome> {
-    const connection = await connectionFor(party.country_code, party.party_id);
-    const url = connection ? endpointOf(connection, 'commands', 'RECEIVER') : undefined;
-    if (!connection || !url)
-      return { outcome: 'unreachable', commandId, reason: `no connected CPO for party ${party.country_code}*${party.party_id} with a commands endpoint` };
-    // Behind a hub, a party the hub does not report CONNECTED cannot be reached (mod_hub_client_info: "No requests can
-    // be sent"): nothing is sent, the start or stop fails as unreachable.
-    if (connection.hub_status !== null && connection.hub_status !== 'CONNECTED') {
-      return {
-        outcome: 'unreachable',
-        commandId,
-        reason: `the hub ${connection.name} reports ${party.country_code}*${party.party_id} ${connection.hub_status}: no requests can be sent to it`,
-      };
-    }
+    const route = await routeTo(party);
+    if (route.unreachable !== undefined) return { outcome: 'unreachable', commandId, reason: route.unreachable };
+    const { connection, url } = route;
     const secret = randomBytes(18).toString('base64url');
     // A 2.1.1 or 2.2 CPO gets the command in its version's shape and posts its result to our interface of that version.
     const version = versionOf(connection);
@@ -127,6 +132,10 @@ export function createCommands(deps: { db: Database; clock: Clock; connections: 
 
   return {
     connectionFor,
+    /** Why no command can be sent to `party` right now (no connection, a hub reporting it not CONNECTED), or undefined. */
+    unreachable: async (party: { country_code: string; party_id: string }): Promise<string | undefined> => {
+      return (await routeTo(party)).unreachable;
+    },
     startSession: (request: StartSessionRequest) =>
       send(
         'START_SESSION',
