@@ -547,10 +547,13 @@ describe('invoice numbers under concurrent billing', () => {
     assert.equal(sessions.length, 12, 'twelve sessions started');
     const get = (d: Owner, id: string) => ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/${id}/`, { token: d.token });
     for (const { d, id } of sessions) {
-      await eventually(async () => ((await get(d, id)).body.status === 'active' ? true : undefined), `session ${id} active`, 30_000);
+      // Charging began (or, on a busy machine where the sandbox filled the car before this poll, is already over).
+      const begun = ['active', 'stopping', 'completed'];
+      await eventually(async () => (begun.includes((await get(d, id)).body.status) ? true : undefined), `session ${id} active`, 30_000);
       const res = await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token });
-      // A car the sandbox filled meanwhile: the operator ended the session itself and refuses the stop; its CDR still comes.
-      const endedByItself = res.status === 424 && /already completed/.test(res.text);
+      // A car the sandbox filled meanwhile: the operator ended the session itself and refuses the stop (or we saw it
+      // completed already); its CDR still comes.
+      const endedByItself = (res.status === 424 && /already completed/.test(res.text)) || (res.status === 409 && /already_stopped/.test(res.text));
       assert.ok(res.status === 204 || endedByItself, res.text);
     }
     const ids = sessions.map((s) => s.id);
