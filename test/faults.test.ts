@@ -81,6 +81,12 @@ async function canUseOwnHostsFile(): Promise<boolean> {
   );
 }
 
+/** Every service process this file started and that has not exited: killed when the file ends, pass or fail. */
+const children = new Set<ChildProcess>();
+after(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
 function spawnService(env: Record<string, string>, hostsFile?: string): Omit<Service, 'base' | 'token'> {
   // Not as a test file: the test runner's context variable would change how the child treats unhandled rejections.
   const { NODE_TEST_CONTEXT: _, ...inherited } = process.env;
@@ -101,6 +107,8 @@ function spawnService(env: Record<string, string>, hostsFile?: string): Omit<Ser
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
   const output: string[] = [];
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));

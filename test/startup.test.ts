@@ -62,6 +62,9 @@ function call(url: string, options: { ca?: string; token?: string; method?: stri
   });
 }
 
+/** Services started and not yet stopped: a test that failed half-way stops them in `after`. */
+const running = new Set<Service>();
+
 class Service {
   readonly output: string[] = [];
   private child: ChildProcess | undefined;
@@ -81,8 +84,13 @@ class Service {
     });
     this.child = child;
     this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+    running.add(this);
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`service not ready in 60 s:\n${this.output.join('')}`)), 60_000);
+      // Not ready in time: killed, so that a failed test never leaves a service behind (its file would never end).
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`service not ready in 90 s:\n${this.output.join('')}`));
+      }, 90_000);
       const onData = (chunk: Buffer) => {
         this.output.push(chunk.toString());
         if (this.output.join('').includes('is ready at')) {
@@ -101,7 +109,9 @@ class Service {
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     this.child?.kill(signal);
-    return (await this.exited) ?? null;
+    const code = (await this.exited) ?? null;
+    running.delete(this);
+    return code;
   }
 }
 
@@ -132,6 +142,8 @@ describe('start-up on a fresh DATA_DIR', { timeout: 240_000 }, () => {
   });
 
   after(async () => {
+    // A test that failed half-way leaves its service running: it is stopped before its DATA_DIR goes.
+    for (const service of running) await service.stop('SIGKILL');
     await rm(dataDir, { recursive: true, force: true });
   });
 
