@@ -34,7 +34,9 @@ import { parseArgs } from 'node:util';
 import { createDatabase, type Database } from '../src/platform/db.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../src/platform/embedded-postgres.ts';
 import { freePort } from '../src/platform/free-port.ts';
+import { type AllocationSampling, startAllocationSampling } from './allocation-profile.ts';
 import { type ReceiverFigures, type ReceiverMode, startWebhookReceiver, type WebhookReceiver } from './charging-webhooks.ts';
+import { startScriptNodeFlags } from './service-process.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -53,7 +55,17 @@ const USAGE = `npm run bench:charging -- [options]
   --keep-log FILE          copy the service's log to FILE at the end
   --json-out FILE          write every figure as JSON
   --statements             preload pg_stat_statements; print the 15 statements that took PostgreSQL the most time
-  --cpu-prof DIR           the service writes a V8 CPU profile into DIR when it stops (open it in Chrome DevTools)`;
+  --cpu-prof DIR           the service writes a V8 CPU profile into DIR when it stops (open it in Chrome DevTools)
+  --heap-snapshots DIR     the service writes a V8 heap snapshot into DIR (SIGUSR2, --heapsnapshot-signal) when each
+                           level's window opens and when it closes; a snapshot stops the service for seconds and needs
+                           about its heap size again in memory, so read the figures of such a run as a diagnosis only
+  --allocation-profile FILE  the service runs with --inspect on a loopback port; through each level's window V8's
+                           sampling heap profiler records the allocations that outlive the young generation (what
+                           the old generation must hold and collect); written to FILE (.heapprofile, one per level
+                           with several) and summarised by package and function
+  --node-flags=FLAGS       more Node/V8 flags for the service, after those of the start script in package.json
+                           (to try one: --node-flags=--max-semi-space-size=8; several: --node-flags="--a=1 --b=2")
+  --service-env NAME=VALUE one more variable in the service's environment (repeatable; e.g. MALLOC_ARENA_MAX=2)`;
 
 interface Options {
   levels: number[];
@@ -69,6 +81,10 @@ interface Options {
   statements: boolean;
   webhooks: 'off' | 'up' | 'down' | 'both';
   cpuProf: string | undefined;
+  heapSnapshots: string | undefined;
+  allocationProfile: string | undefined;
+  nodeFlags: string[];
+  serviceEnv: Record<string, string>;
 }
 
 function parseOptions(): Options {
@@ -87,6 +103,10 @@ function parseOptions(): Options {
       statements: { type: 'boolean', default: false },
       webhooks: { type: 'string', default: 'off' },
       'cpu-prof': { type: 'string' },
+      'heap-snapshots': { type: 'string' },
+      'allocation-profile': { type: 'string' },
+      'node-flags': { type: 'string' },
+      'service-env': { type: 'string', multiple: true, default: [] },
       help: { type: 'boolean', default: false },
     },
   });
@@ -117,7 +137,17 @@ function parseOptions(): Options {
     statements: values.statements ?? false,
     webhooks,
     cpuProf: values['cpu-prof'] === undefined ? undefined : path.resolve(values['cpu-prof']),
+    heapSnapshots: values['heap-snapshots'] === undefined ? undefined : path.resolve(values['heap-snapshots']),
+    allocationProfile: values['allocation-profile'] === undefined ? undefined : path.resolve(values['allocation-profile']),
+    nodeFlags: (values['node-flags'] ?? '').split(/\s+/).filter(Boolean),
+    serviceEnv: Object.fromEntries((values['service-env'] ?? []).map(serviceVariable)),
   };
+}
+
+function serviceVariable(setting: string): [string, string] {
+  const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(setting);
+  if (!match?.[1] || match[2] === undefined) throw new Error(`--service-env: expected NAME=VALUE, got ${JSON.stringify(setting)}`);
+  return [match[1], match[2]];
 }
 
 // Client behaviour: poll period and how long each stage may take before it counts as a failure.
@@ -242,10 +272,13 @@ function cpuTimes(pid: number): [number, number, number, number] | undefined {
   }
 }
 
-function rssMiB(pid: number): number | undefined {
+/** Resident memory of a process from /proc/<pid>/status: all of it, anonymous (heap, malloc, stacks) and file-backed (code, mapped files). */
+function residentMiB(pid: number): { rss: number; anon: number; file: number } | undefined {
   try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : undefined;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN) / 1024;
+    const rss = kib('VmRSS');
+    return Number.isNaN(rss) ? undefined : { rss, anon: kib('RssAnon'), file: kib('RssFile') + kib('RssShmem') };
   } catch {
     return undefined;
   }
@@ -275,6 +308,8 @@ function postgresCpu(postmasterPid: number | undefined): number {
 interface Sample {
   at: number;
   rssMiB: number;
+  rssAnonMiB: number;
+  rssFileMiB: number;
   serviceCpuS: number;
   postgresCpuS: number;
   benchCpuS: number;
@@ -282,12 +317,14 @@ interface Sample {
 
 function takeSample(servicePid: number, postmasterPid: number | undefined): Sample | undefined {
   const service = cpuTimes(servicePid);
-  const rss = rssMiB(servicePid);
-  if (!service || rss === undefined) return undefined;
+  const resident = residentMiB(servicePid);
+  if (!service || resident === undefined) return undefined;
   const bench = process.cpuUsage();
   return {
     at: now(),
-    rssMiB: rss,
+    rssMiB: resident.rss,
+    rssAnonMiB: resident.anon,
+    rssFileMiB: resident.file,
     serviceCpuS: service[0] + service[1],
     postgresCpuS: postgresCpu(postmasterPid),
     benchCpuS: (bench.user + bench.system) / 1e6,
@@ -376,11 +413,13 @@ async function logProblems(from: number): Promise<{ size: number; counts: Map<st
   return { size: content.length, counts };
 }
 
-function startService(tmp: string, env: Record<string, string>, ports: { api: number; metrics: number }): Service {
+function startService(tmp: string, env: Record<string, string>, ports: { api: number; metrics: number }, nodeFlags: string[]): Service {
   const logFile = path.join(tmp, 'service.log');
   const fd = openSync(logFile, 'a');
   // Its own process group: a Ctrl-C on the terminal reaches the bench, which stops the service itself.
-  const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], { cwd: root, env, stdio: ['ignore', fd, fd], detached: true });
+  // As `npm start` runs it: the start script's Node flags (package.json), then those to try (--node-flags).
+  const args = [...startScriptNodeFlags(), ...nodeFlags, path.join(root, 'src/main.ts')];
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', fd, fd], detached: true });
   closeSync(fd);
   const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   if (child.pid === undefined) throw new Error('the service process could not be started');
@@ -449,15 +488,24 @@ interface Bench {
   answers: { at: number; ms: number }[];
   /** With --webhooks: the client's receiver. */
   receiver: WebhookReceiver | undefined;
+  /** With --allocation-profile: the service's inspector port (127.0.0.1). */
+  inspectorPort: number | undefined;
 }
 
-function serviceEnv(options: Options, tmp: string, databaseUrl: string, ports: Record<'api' | 'metrics' | 'cpo', number>): Record<string, string> {
+interface ServicePorts {
+  api: number;
+  metrics: number;
+  cpo: number;
+  inspector: number | undefined;
+}
+
+function serviceEnv(options: Options, tmp: string, databaseUrl: string, ports: ServicePorts): Record<string, string> {
   // Only what the service needs: no STRIPE_* keys, TLS files, TEST_* settings leak in from the caller's shell.
   const inherited = Object.fromEntries(['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ'].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])));
   return {
     ...inherited,
     NODE_ENV: 'development',
-    ...(options.cpuProf ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${options.cpuProf}` } : {}),
+    ...serviceNodeOptions(options, ports.inspector),
     HOST: '127.0.0.1',
     PORT: String(ports.api),
     METRICS_PORT: String(ports.metrics),
@@ -473,7 +521,18 @@ function serviceEnv(options: Options, tmp: string, databaseUrl: string, ports: R
     RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: options.logLevel,
     LOG_FORMAT: 'json',
+    ...options.serviceEnv,
   };
+}
+
+/** NODE_OPTIONS of the service: the diagnostics asked for, and the flags to try. */
+function serviceNodeOptions(options: Options, inspectorPort: number | undefined): { NODE_OPTIONS?: string } {
+  const flags = [
+    ...(inspectorPort === undefined ? [] : [`--inspect=127.0.0.1:${inspectorPort}`]),
+    ...(options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`] : []),
+    ...(options.heapSnapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshots}`] : []),
+  ];
+  return flags.length > 0 ? { NODE_OPTIONS: flags.join(' ') } : {};
 }
 
 async function drivableEvses(db: Database): Promise<{ evses: Set<string>; homes: Home[] }> {
@@ -496,14 +555,29 @@ async function setUp(options: Options): Promise<Bench> {
   started.postgres = postgres;
   if (options.statements) postgres = await withStatementStatistics(postgres, path.join(tmp, 'pg'));
   const postmasterPid = Number((await readFile(path.join(tmp, 'pg', 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]) || undefined;
-  const ports = { api: await freePort(), metrics: await freePort(), cpo: await freePort() };
+  const ports: ServicePorts = {
+    api: await freePort(),
+    metrics: await freePort(),
+    cpo: await freePort(),
+    inspector: options.allocationProfile ? await freePort() : undefined,
+  };
   const begun = now();
-  const service = startService(tmp, serviceEnv(options, tmp, postgres.localUrl ?? postgres.url, ports), ports);
+  const service = startService(tmp, serviceEnv(options, tmp, postgres.localUrl ?? postgres.url, ports), ports, options.nodeFlags);
   started.service = service;
   const ca = await fileWritten(path.join(tmp, 'service', 'tls', 'localhost-cert.pem'), service, (pem) => pem.includes('-----END CERTIFICATE-----'));
   const token = (await fileWritten(path.join(tmp, 'service', 'demo-token'), service, (t) => t.endsWith('\n'))).trim();
   await waitReady(service, ca);
   say(`service pid ${service.pid} ready in ${seconds(now() - begun)} (PostgreSQL pid ${postmasterPid ?? '?'}, data in ${tmp})`);
+  const flags = [...startScriptNodeFlags(), ...options.nodeFlags];
+  say(
+    `service Node flags: ${flags.length > 0 ? flags.join(' ') : 'none'}${
+      Object.keys(options.serviceEnv).length > 0
+        ? `; more environment: ${Object.entries(options.serviceEnv)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`
+        : ''
+    }`,
+  );
   const db = createDatabase(postgres.url, { max: 4, applicationName: 'bench-charging' });
   started.db = db;
   const { evses, homes } = await drivableEvses(db);
@@ -519,7 +593,7 @@ async function setUp(options: Options): Promise<Bench> {
   };
   const sampler = createSampler(service.pid, postmasterPid);
   const receiver = options.webhooks === 'off' ? undefined : await registerReceiver(call);
-  return { options, db, call, service, sampler, evses, homes, logOffset: 0, answers, receiver };
+  return { options, db, call, service, sampler, evses, homes, logOffset: 0, answers, receiver, inspectorPort: ports.inspector };
 }
 
 /** A loopback receiver, and the client's endpoint for every event type pointing at it (through the API). */
@@ -570,6 +644,16 @@ async function printStatements(db: Database): Promise<void> {
   );
   say('\n== the statements run most often\n| calls | planning ms | statement |\n| ---: | ---: | --- |');
   for (const row of chatty.rows) say(`| ${row.calls} | ${Math.round(row.plan)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
+  const rowsBack = await db.query<{ rows: string; calls: string; query: string }>(
+    `SELECT rows, calls, query FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY rows DESC LIMIT 15`,
+  );
+  // Every row answered becomes JavaScript objects in the process that asked (node-postgres parses each into an object).
+  say('\n== the statements returning the most rows\n| rows | calls | rows per call | statement |\n| ---: | ---: | ---: | --- |');
+  for (const row of rowsBack.rows) {
+    const perCall = Number(row.rows) / Math.max(1, Number(row.calls));
+    say(`| ${row.rows} | ${row.calls} | ${perCall.toFixed(1)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
+  }
   const t = totals.rows[0];
   if (t) {
     say(
@@ -625,6 +709,8 @@ interface LevelRun {
   drivers: number;
   /** Per queue, the most background jobs queued and the longest wait of a due one, seen by the 10-second progress lines. */
   jobsPeak: Record<string, QueueFigures>;
+  /** With --allocation-profile: the sampling of the window (started when it opens). */
+  sampling?: Promise<AllocationSampling | undefined>;
 }
 
 let aborting = false;
@@ -762,9 +848,48 @@ function openWindow(run: LevelRun, why: string): void {
   if (run.window) return;
   const start = mark(run.bench);
   const durationMs = run.bench.options.durationS * 1000;
-  const closed = sleep(durationMs).then(() => mark(run.bench));
+  const closed = sleep(durationMs).then(async () => {
+    const end = mark(run.bench);
+    heapSnapshot(run, 'window closed');
+    await stopAllocationSampling(run);
+    return end;
+  });
+  run.sampling = startSampling(run);
   run.window = { start, endsAt: start.at + durationMs, closed };
   say(`  ${Math.round((start.at - run.startedAt) / 1000)} s: ${why}: measuring for ${run.bench.options.durationS} s`);
+  heapSnapshot(run, 'window opened');
+}
+
+/** With --allocation-profile: V8's sampling heap profiler in the service, for the window. */
+async function startSampling(run: LevelRun): Promise<AllocationSampling | undefined> {
+  if (run.bench.inspectorPort === undefined) return undefined;
+  try {
+    return await startAllocationSampling(run.bench.inspectorPort);
+  } catch (error) {
+    say(`  allocation profile not started: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
+async function stopAllocationSampling(run: LevelRun): Promise<void> {
+  const sampling = await run.sampling;
+  const file = run.bench.options.allocationProfile;
+  if (!sampling || !file) return;
+  const target = run.bench.options.levels.length > 1 ? file.replace(/(\.heapprofile)?$/, `-${run.concurrency}.heapprofile`) : file;
+  try {
+    const lines = await sampling.stop(target);
+    say(`  allocation profile of the window written to ${target}; ${lines.join('\n    ')}`);
+  } catch (error) {
+    say(`  allocation profile not written: ${(error as Error).message}`);
+  }
+}
+
+/** With --heap-snapshots: the service writes a heap snapshot (its --heapsnapshot-signal) into that directory. */
+function heapSnapshot(run: LevelRun, when: string): void {
+  const dir = run.bench.options.heapSnapshots;
+  if (!dir) return;
+  process.kill(run.bench.service.pid, 'SIGUSR2');
+  say(`  ${Math.round((now() - run.startedAt) / 1000)} s: ${when}: heap snapshot asked for (into ${dir}; the service pauses while it writes)`);
 }
 
 async function virtualClient(run: LevelRun, index: number): Promise<void> {
@@ -808,6 +933,8 @@ interface Counters {
   apiRequests: number;
   tokenPushBacklog: number | undefined;
   webhookBacklog: number | undefined;
+  /** Seconds the service spent in garbage collection (prom-client's nodejs_gc_duration_seconds): young generation, the rest. */
+  gcS: { minor: number; major: number };
 }
 
 /** Sums of a Prometheus text's samples named `name` whose labels pass `labels`. */
@@ -874,7 +1001,10 @@ async function readCounters(bench: Bench): Promise<Counters> {
   );
   const requests = (route: (r: string) => boolean) =>
     metricSum(metricsText, 'charging_access_http_requests_total', (labels) => route(/route="([^"]*)"/.exec(labels)?.[1] ?? '')) ?? 0;
+  const gc = (kinds: string[]) =>
+    metricSum(metricsText, 'charging_access_nodejs_gc_duration_seconds_sum', (labels) => kinds.some((kind) => labels.includes(`kind="${kind}"`))) ?? 0;
   return {
+    gcS: { minor: gc(['minor']), major: gc(['major', 'incremental', 'weakcb']) },
     ocpiCalls: metricSum(metricsText, 'charging_access_ocpi_calls_total') ?? 0,
     processorCalls: metricSum(metricsText, 'charging_access_payment_processor_calls_total') ?? 0,
     cpoCalls: requests((r) => r.startsWith('/ocpi/')),
@@ -1076,7 +1206,8 @@ interface LevelResult {
   failureCount: number;
   verification: Verification;
   /** At the level's start, highest of the level, after the drain. */
-  rssMiB: { start: number; peak: number; end: number };
+  /** everyMinute: the level's first sample, then one a minute (the highest of that minute), up to the drain's end. */
+  rssMiB: { start: number; peak: number; end: number; everyMinute: number[] };
   /** Within the window. */
   cpuS: { service: number; postgres: number; bench: number };
   serviceCpuSPerInvoiced: number | undefined;
@@ -1084,6 +1215,8 @@ interface LevelResult {
   /** Requests of the client apps, and the service's CPU per HTTP exchange of either kind. */
   apiRequests: number;
   serviceCpuMsPerExchange: number | undefined;
+  /** Within the window: the service's garbage collection, seconds (young generation, the rest). */
+  gcS: { minor: number; major: number };
   backlogAtEnd: { tokenPushes: number | undefined; webhooks: number | undefined };
   /** Sampled every 10 s, per queue: the most background jobs queued, the longest a due one had waited. */
   jobsPeak: Record<string, QueueFigures>;
@@ -1103,13 +1236,35 @@ async function progress(run: LevelRun): Promise<void> {
   const memory = await memoryFigures(run.bench);
   say(
     `  ${Math.round((now() - run.startedAt) / 1000)} s: ${run.invoiced.length} invoiced, ${run.inFlight} drivers in flight, ${failures} failures, ` +
-      `service RSS ${fixed(latest?.rssMiB, 0)} MiB (JS heap used ${fixed(memory.heapUsedMiB, 0)}, external ${fixed(memory.externalMiB, 0)} MiB); ` +
-      `webhook deliveries waiting ${memory.webhookBacklog ?? '?'}; jobs queued: ${queuesText(Object.fromEntries(jobs))}`,
+      `service RSS ${fixed(latest?.rssMiB, 0)} MiB; webhook deliveries waiting ${memory.webhookBacklog ?? '?'}; jobs queued: ${queuesText(Object.fromEntries(jobs))}`,
+  );
+  say(`      memory: ${memoryText(latest, memory)}`);
+}
+
+/** Where the service's resident memory is: anonymous vs file-backed, the V8 heap (used, committed, by space), external. */
+function memoryText(sample: Sample | undefined, memory: MemoryFigures): string {
+  const spaces = Object.entries(memory.heapSpacesMiB)
+    .map(([space, mib]) => `${space} ${mib.toFixed(0)}`)
+    .join(', ');
+  const outside =
+    sample && memory.heapTotalMiB !== undefined && memory.externalMiB !== undefined ? sample.rssAnonMiB - memory.heapTotalMiB - memory.externalMiB : undefined;
+  return (
+    `RSS anon ${fixed(sample?.rssAnonMiB, 0)} + file ${fixed(sample?.rssFileMiB, 0)} MiB; JS heap used ${fixed(memory.heapUsedMiB, 0)} of ` +
+    `${fixed(memory.heapTotalMiB, 0)} committed (${spaces}); external ${fixed(memory.externalMiB, 0)}; anon - heap - external ${fixed(outside, 0)} MiB`
   );
 }
 
+interface MemoryFigures {
+  heapUsedMiB: number | undefined;
+  heapTotalMiB: number | undefined;
+  /** Committed size of the main V8 heap spaces ("new" is the young generation). */
+  heapSpacesMiB: Record<string, number>;
+  externalMiB: number | undefined;
+  webhookBacklog: number | undefined;
+}
+
 /** What the service's memory holds (its metrics listener) and the payment sandbox's webhooks still to deliver: is a figure growing? */
-async function memoryFigures(bench: Bench): Promise<{ heapUsedMiB: number | undefined; externalMiB: number | undefined; webhookBacklog: number | undefined }> {
+async function memoryFigures(bench: Bench): Promise<MemoryFigures> {
   const metricsText = await fetch(bench.service.metricsUrl)
     .then((res) => res.text())
     .catch(() => '');
@@ -1117,11 +1272,18 @@ async function memoryFigures(bench: Bench): Promise<{ heapUsedMiB: number | unde
     const bytes = metricSum(metricsText, name);
     return bytes === undefined ? undefined : bytes / 1_048_576;
   };
+  const heapSpacesMiB: Record<string, number> = {};
+  for (const space of ['new', 'old', 'code', 'large_object', 'trusted']) {
+    const bytes = metricSum(metricsText, 'charging_access_nodejs_heap_space_size_total_bytes', (labels) => labels.includes(`space="${space}"`));
+    if (bytes !== undefined) heapSpacesMiB[space] = bytes / 1_048_576;
+  }
   const { rows } = await bench.db.query<{ webhooks: number }>(
     'SELECT count(*) AS webhooks FROM stripe_sandbox.webhook_deliveries WHERE next_attempt_at IS NOT NULL',
   );
   return {
     heapUsedMiB: mib('charging_access_nodejs_heap_size_used_bytes'),
+    heapTotalMiB: mib('charging_access_nodejs_heap_size_total_bytes'),
+    heapSpacesMiB,
     externalMiB: mib('charging_access_nodejs_external_memory_bytes'),
     webhookBacklog: rows[0]?.webhooks,
   };
@@ -1166,6 +1328,7 @@ async function windowFigures(run: LevelRun, marks: Marks) {
     outbound: { ...outbound, total, serviceCpuMsPerCall: total > 0 ? (cpu.service * 1000) / total : undefined },
     apiRequests,
     serviceCpuMsPerExchange: total + apiRequests > 0 ? (cpu.service * 1000) / (total + apiRequests) : undefined,
+    gcS: { minor: after.gcS.minor - before.gcS.minor, major: after.gcS.major - before.gcS.major },
   };
 }
 
@@ -1181,10 +1344,25 @@ async function summarise(run: LevelRun, marks: Marks) {
     ...(await windowFigures(run, marks)),
     failures: Object.fromEntries([...run.failures.entries()].sort((a, b) => b[1] - a[1])),
     failureCount: [...run.failures.values()].reduce((a, b) => a + b, 0),
-    rssMiB: { start: marks.level.rssMiB, peak: Math.max(...during.map((s) => s.rssMiB), marks.drainEnd.sample.rssMiB), end: marks.drainEnd.sample.rssMiB },
+    rssMiB: {
+      start: marks.level.rssMiB,
+      peak: Math.max(...during.map((s) => s.rssMiB), marks.drainEnd.sample.rssMiB),
+      end: marks.drainEnd.sample.rssMiB,
+      everyMinute: rssEveryMinute(during, marks.level),
+    },
     backlogAtEnd: { tokenPushes: atEnd.tokenPushBacklog, webhooks: atEnd.webhookBacklog },
     jobsPeak: run.jobsPeak,
   };
+}
+
+/** The level's RSS minute by minute: its first sample, then the highest of each minute after it. */
+function rssEveryMinute(samples: Sample[], first: Sample): number[] {
+  const minutes: number[] = [first.rssMiB];
+  for (const sample of samples) {
+    const minute = Math.floor((sample.at - first.at) / 60_000) + 1;
+    minutes[minute] = Math.max(minutes[minute] ?? 0, sample.rssMiB);
+  }
+  return Array.from(minutes, (mib) => mib ?? 0);
 }
 
 /** Longest ramp-up: then the window opens even if some client has not finished its first driver. */
@@ -1297,6 +1475,11 @@ function printLevel(r: LevelResult): void {
       `CPU in the window ${r.cpuS.service.toFixed(1)} s (${fixed(r.serviceCpuSPerInvoiced, 3)} s per invoiced session, ${fixed(r.cpuS.service / r.windowS, 2)} cores); ` +
       `PostgreSQL ${r.cpuS.postgres.toFixed(1)} s (${fixed(r.cpuS.postgres / r.windowS, 2)} cores), bench ${r.cpuS.bench.toFixed(1)} s`,
   );
+  say(
+    `  garbage collection      ${(r.gcS.minor + r.gcS.major).toFixed(1)} s in the window (young generation ${r.gcS.minor.toFixed(1)} s, ` +
+      `old ${r.gcS.major.toFixed(1)} s): ${fixed(((r.gcS.minor + r.gcS.major) / r.cpuS.service) * 100, 1)}% of the service's CPU`,
+  );
+  say(`  service RSS each minute  ${r.rssMiB.everyMinute.map((mib) => mib.toFixed(0)).join(', ')} MiB (the level's start, then each minute's highest)`);
   const o = r.outbound;
   say(
     `  outbound calls          ${o.total} in the window (OCPI to CPO ${o.ocpi}, to the processor ${o.processor}, CPO to us ${o.cpo}, webhooks ${o.webhooks}); ` +
