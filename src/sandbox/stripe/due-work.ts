@@ -4,6 +4,7 @@
 // deliveries with a lease, so several sandbox processes never send one twice.
 import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
+import { sharedPasses } from '../../platform/shared-passes.ts';
 import type { Engine } from './engine.ts';
 import { stripeOrder } from './objects.ts';
 import * as store from './store.ts';
@@ -82,9 +83,10 @@ async function deliverOne(ctx: DueWorkContext, delivery: store.DueDelivery, outc
 
 /**
  * Sends every due webhook delivery once, recording each attempt and when to retry (or that it gave up): claimed
- * DELIVERY_BATCH at a time, DELIVERY_CONCURRENCY in flight, until none is due or `signal` stops the pass. A stopped
- * pass cuts off what is in flight and makes what it claimed but did not attempt due again (nothing is lost; an
- * endpoint may see a cut-off delivery again, as Stripe's endpoints may).
+ * DELIVERY_BATCH at a time, DELIVERY_CONCURRENCY in flight, until a claim finds less than a batch (the backlog is
+ * through; what became due meanwhile is the next pass's, so that under a steady stream of events a pass still ends)
+ * or `signal` stops the pass. A stopped pass cuts off what is in flight and makes what it claimed but did not
+ * attempt due again (nothing is lost; an endpoint may see a cut-off delivery again, as Stripe's endpoints may).
  */
 export async function deliverDue(ctx: DueWorkContext): Promise<{ delivered: number; retried: number }> {
   const { db, clock, signal } = ctx;
@@ -100,6 +102,7 @@ export async function deliverDue(ctx: DueWorkContext): Promise<{ delivered: numb
       }
     };
     await Promise.all(Array.from({ length: Math.min(DELIVERY_CONCURRENCY, due.length) }, worker));
+    if (due.length < DELIVERY_BATCH) break;
   }
   if (outcome.unsent.length > 0) await store.releaseDeliveries(db, outcome.unsent, clock.now());
   return { delivered: outcome.delivered, retried: outcome.retried };
@@ -107,43 +110,31 @@ export async function deliverDue(ctx: DueWorkContext): Promise<{ delivered: numb
 
 /**
  * Lapses due authorizations and delivers due webhooks. Concurrent calls of
- * `run` share one pass (and one more if asked meanwhile: a change committed
- * during a pass may have added deliveries it did not see); `stop` waits for
- * the pass under way (cutting off its deliveries in flight) and asks for no more.
+ * `run` share passes (src/platform/shared-passes.ts): a call during a pass gets
+ * the one pass after it (a change committed during a pass may have added
+ * deliveries it did not see); `stop` waits for the pass under way (cutting off
+ * its deliveries in flight) and asks for no more.
  */
 export function sharedDueWork(context: DueWorkContext) {
-  let running: Promise<DueWorkResult> | undefined;
-  let again = false;
   let stopped = false;
   const stopping = new AbortController();
   const ctx: DueWorkContext = { ...context, signal: context.signal ? AbortSignal.any([context.signal, stopping.signal]) : stopping.signal };
+  const passes = sharedPasses(async (): Promise<DueWorkResult> => {
+    if (stopped) return { expired: 0, delivered: 0, retried: 0 };
+    const expired = await expireDue(ctx);
+    const sent = await deliverDue(ctx);
+    return { expired, delivered: sent.delivered, retried: sent.retried };
+  });
 
   function run(): Promise<DueWorkResult> {
     if (stopped) return Promise.resolve({ expired: 0, delivered: 0, retried: 0 });
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      const total: DueWorkResult = { expired: 0, delivered: 0, retried: 0 };
-      do {
-        again = false;
-        total.expired += await expireDue(ctx);
-        const sent = await deliverDue(ctx);
-        total.delivered += sent.delivered;
-        total.retried += sent.retried;
-      } while (again && !stopped);
-      return total;
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
+    return passes.run();
   }
 
   async function stop(): Promise<void> {
     stopped = true;
     stopping.abort();
-    await running?.catch(() => {});
+    await passes.current()?.catch(() => {});
   }
 
   return { run, stop };
