@@ -64,7 +64,9 @@ const USAGE = `npm run bench:charging -- [options]
                            the old generation must hold and collect); written to FILE (.heapprofile, one per level
                            with several) and summarised by package and function
   --node-flags=FLAGS       more Node/V8 flags for the service, after those of the start script in package.json
-                           (to try one: --node-flags=--max-semi-space-size=8; several: --node-flags="--a=1 --b=2")
+                           (to try one: --node-flags=--max-semi-space-size=8; several: --node-flags="--a=1 --b=2";
+                           V8's own heap sizing, as before the start script set it:
+                           --node-flags="--max-semi-space-size=0 --heap-growing-percent=0")
   --service-env NAME=VALUE one more variable in the service's environment (repeatable; e.g. MALLOC_ARENA_MAX=2)`;
 
 interface Options {
