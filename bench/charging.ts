@@ -54,11 +54,12 @@ const USAGE = `npm run bench:charging -- [options]
   --log-level info         LOG_LEVEL of the service (its log is kept in the temporary directory until the end)
   --keep-log FILE          copy the service's log to FILE at the end
   --json-out FILE          write every figure as JSON
-  --statements             preload pg_stat_statements; print the 15 statements that took PostgreSQL the most time
+  --statements             preload pg_stat_statements; print the 15 statements that took PostgreSQL the most time,
+                           those run most often and those returning the most rows
   --cpu-prof DIR           the service writes a V8 CPU profile into DIR when it stops (open it in Chrome DevTools)
   --heap-snapshots DIR     the service writes a V8 heap snapshot into DIR (SIGUSR2, --heapsnapshot-signal) when each
-                           level's window opens and when it closes; a snapshot stops the service for seconds and needs
-                           about its heap size again in memory, so read the figures of such a run as a diagnosis only
+                           level's window opens and when it closes; a snapshot stops the service for seconds and
+                           leaves its RSS some 200 MiB higher (the writer's memory), so such a run is a diagnosis only
   --allocation-profile FILE  the service runs with --inspect on a loopback port; through each level's window V8's
                            sampling heap profiler records the allocations that outlive the young generation (what
                            the old generation must hold and collect); written to FILE (.heapprofile, one per level
