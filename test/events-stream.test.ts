@@ -122,6 +122,28 @@ describe('live session stream', () => {
     }
   });
 
+  it('streams an event whose notification never came (a process stopped between its commit and its NOTIFY)', async () => {
+    const { owner, sessionId } = await ownerWithSession();
+    const sse = await stream(owner, sessionId);
+    const first = await record(ctx.db, owner, sessionId, 'charging_session.pending');
+    await sse.waitForEvents(1);
+    // Committed without any NOTIFY, as when the process that committed it stopped before sending its notification.
+    const { rows } = await ctx.db.query<{ seq: string }>(
+      `INSERT INTO client_events (id, client_id, user_id, type, session_id, body, created_at)
+       VALUES ($1, $2, $3, 'charging_session.active', $4, $5, $6) RETURNING seq`,
+      [randomUUID(), owner.clientId, owner.userId, sessionId, JSON.stringify({ unnotified: true }), ctx.clock.now()],
+    );
+    const events = await sse.waitForEvents(2, 5_000);
+    assert.deepEqual(
+      events.map((e) => [Number(e.id), e.event]),
+      [
+        [first.seq, 'charging_session.pending'],
+        [Number(rows[0]?.seq), 'charging_session.active'],
+      ],
+    );
+    assert.deepEqual(JSON.parse(events[1]?.data ?? ''), { unnotified: true });
+  });
+
   it('sends a keep-alive comment every SSE_HEARTBEAT_MS', async () => {
     const { owner, sessionId } = await ownerWithSession();
     const sse = await stream(owner, sessionId);

@@ -20,6 +20,11 @@
 // replay or a burst larger than that reaches a client that keeps up at its own pace. A client that leaves it unread
 // for a whole heartbeat interval (two heartbeats find the stream full) is cut off: a clean end, and it resumes with
 // Last-Event-ID.
+//
+// A notification can be lost without a reconnect: a process that commits events sends their NOTIFY after the
+// commit (src/platform/notify.ts), so one stopped in between never sends it. So while streams are open, a sweep every
+// SWEEP_MS (at most the heartbeat interval) asks which of their sessions have events settled since the last sweep
+// (one range read of client_events' primary key) and those streams catch up as if notified.
 import { PassThrough } from 'node:stream';
 import { type Database, listen } from '../../platform/db.ts';
 import { AppError, serviceUnavailable } from '../../platform/errors.ts';
@@ -70,6 +75,8 @@ const PAGE = 500;
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** How long opening a stream waits for the LISTEN connection of the process. */
 const LISTEN_WAIT_MS = 5_000;
+/** How often the open streams look for events whose notification never came (at most the heartbeat interval). */
+const SWEEP_MS = 5_000;
 
 /** The streams of this process and what feeds them: the state every function below is given. */
 interface Hub {
@@ -86,6 +93,11 @@ interface Hub {
   running: boolean;
   again: boolean;
   timer: NodeJS.Timeout | undefined;
+  /** Events with seq <= swept were committed when a round looked (undefined: no stream open to look for). */
+  swept: number | undefined;
+  /** The next round sweeps (set every SWEEP_MS while streams are open). */
+  sweepDue: boolean;
+  sweeper: NodeJS.Timeout | undefined;
 }
 
 const streamsOf = (hub: Hub) => [...hub.bySession.values()].flatMap((set) => [...set]);
@@ -167,17 +179,37 @@ async function feed(hub: Hub, sessionId: string, streams: Stream[]): Promise<voi
   for (const stream of waiting) stream.last = Math.max(stream.last, settled);
 }
 
+/**
+ * The streams whose sessions have events settled since the last sweep catch up to `settled`. The first round with
+ * streams open only notes where it stands: those streams were opened catching up to at least that far.
+ */
+async function sweep(hub: Hub): Promise<void> {
+  const { settled, swept } = hub;
+  if (swept !== undefined && settled > swept) {
+    const sessions = await repo.sessionsWithEvents(hub.deps.db, [...hub.bySession.keys()], { after: swept, upTo: settled });
+    for (const sessionId of sessions) {
+      for (const stream of hub.bySession.get(sessionId) ?? []) stream.target = Math.max(stream.target, settled);
+    }
+  }
+  hub.swept = settled;
+}
+
 /** One round for every stream of the process: the horizon, then each waiting stream's session read up to it. */
 async function round(hub: Hub): Promise<void> {
   hub.running = true;
   hub.again = false;
   try {
     const catching = streamsOf(hub).filter((s) => s.catchingUp);
-    if (streamsOf(hub).some((s) => s.catchingUp || s.target > s.last)) {
+    const sweeping = hub.sweepDue || hub.swept === undefined;
+    if (hub.bySession.size > 0 && (sweeping || streamsOf(hub).some((s) => s.catchingUp || s.target > s.last))) {
       const drawn = await advance(hub);
       for (const stream of catching) {
         stream.catchingUp = false;
         stream.target = Math.max(stream.target, drawn);
+      }
+      if (sweeping) {
+        await sweep(hub);
+        hub.sweepDue = false;
       }
       for (const [sessionId, streams] of hub.bySession) await feed(hub, sessionId, [...streams]);
     }
@@ -198,6 +230,11 @@ function remove(hub: Hub, stream: Stream): void {
   const set = hub.bySession.get(stream.sessionId);
   if (!set?.delete(stream)) return;
   if (set.size === 0) hub.bySession.delete(stream.sessionId);
+  if (hub.bySession.size === 0) {
+    clearInterval(hub.sweeper);
+    hub.sweeper = undefined;
+    hub.swept = undefined;
+  }
   const left = (hub.perClient.get(stream.clientId) ?? 1) - 1;
   if (left > 0) hub.perClient.set(stream.clientId, left);
   else hub.perClient.delete(stream.clientId);
@@ -276,6 +313,13 @@ async function open(hub: Hub, request: OpenRequest): Promise<PassThrough> {
   set.add(stream);
   hub.bySession.set(request.sessionId, set);
   out.on('close', () => remove(hub, stream));
+  hub.sweeper ??= setInterval(
+    () => {
+      hub.sweepDue = true;
+      schedule(hub);
+    },
+    Math.min(SWEEP_MS, hub.deps.heartbeatMs),
+  ).unref();
   // The answer's headers and a first line go out at once: the client knows the stream is open.
   out.write(': connected\n\n');
   schedule(hub);
@@ -286,6 +330,7 @@ async function open(hub: Hub, request: OpenRequest): Promise<PassThrough> {
 async function close(hub: Hub): Promise<void> {
   hub.closed = true;
   clearTimeout(hub.timer);
+  clearInterval(hub.sweeper);
   for (const stream of streamsOf(hub)) {
     stream.out.end();
     remove(hub, stream);
@@ -307,6 +352,9 @@ export function createSessionStreams(deps: SessionStreamsDeps) {
     running: false,
     again: false,
     timer: undefined,
+    swept: undefined,
+    sweepDue: false,
+    sweeper: undefined,
   };
   return {
     open: (request: OpenRequest) => open(hub, request),
