@@ -2,17 +2,21 @@
 // Database.transaction notifies is heard only once it has committed, never when it rolls back, and the
 // notifications of transactions that commit together arrive merged in few NOTIFYs, every note heard.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Database, listen } from '../src/platform/db.ts';
+import { EVENTS_CHANNEL, recordEvent } from '../src/modules/events/outbox.ts';
+import { createDatabase, type Database, listen } from '../src/platform/db.ts';
+import { enqueue, JOBS_CHANNEL } from '../src/platform/jobs.ts';
 import { notifyAfterCommit, readNotes } from '../src/platform/notify.ts';
 import { createTestDatabase } from './helpers.ts';
 
 let db: Database;
+let url: string;
 let drop: () => Promise<void>;
 
 before(async () => {
-  ({ db, drop } = await createTestDatabase());
+  ({ db, url, drop } = await createTestDatabase());
 });
 after(() => drop());
 
@@ -50,6 +54,18 @@ describe('notifications after commit', () => {
         }),
         /the change failed/,
       );
+      // A statement failed and the work caught its error: PostgreSQL answers the COMMIT with ROLLBACK. The
+      // transaction is a failure (not taken for committed) and notifies nothing.
+      await db.query('CREATE TABLE IF NOT EXISTS notify_test_rows (n int PRIMARY KEY)');
+      await assert.rejects(
+        db.transaction(async (tx) => {
+          notifyAfterCommit(tx, 'notify_test_commit', 'aborted');
+          await tx.query('INSERT INTO notify_test_rows VALUES (1)');
+          await tx.query('SELECT 1 / 0').catch(() => {});
+        }),
+        /rolled back at COMMIT/,
+      );
+      assert.equal((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM notify_test_rows')).rows[0]?.n, 0);
       await waitUntil(() => heard.payloads.length > 0, 'the notification');
       await sleep(150);
       assert.deepEqual(heard.payloads, ['["a","b"]']);
@@ -94,8 +110,39 @@ describe('notifications after commit', () => {
     }
   });
 
-  it('are refused outside a transaction of Database.transaction: the caller notifies in its own statement', () => {
+  it('are refused outside a transaction of Database.transaction: the caller notifies in its own statement', async () => {
     assert.equal(notifyAfterCommit(db, 'notify_test_pool', 'x'), false);
+    // What the modules do then: an event or a job recorded on the pool notifies at its own statement's commit.
+    const events = await hearing(EVENTS_CHANNEL);
+    const jobs = await hearing(JOBS_CHANNEL);
+    try {
+      const sessionId = randomUUID();
+      const now = new Date();
+      await recordEvent(db, { clientId: randomUUID(), userId: null, type: 'charging_session.pending', object: {}, sessionId }, now);
+      await enqueue(db, { queue: 'notify-test-queue', payload: {} }, now);
+      await waitUntil(() => events.payloads.length > 0 && jobs.payloads.length > 0, 'both notifications');
+      assert.deepEqual(events.payloads, [JSON.stringify([sessionId])]);
+      assert.deepEqual(jobs.payloads, ['["notify-test-queue"]']);
+    } finally {
+      await events.stop();
+      await jobs.stop();
+    }
+  });
+
+  it('pending when the database is closed are sent first, not dropped', async () => {
+    const heard = await hearing('notify_test_close');
+    const other = createDatabase(url, { max: 2 });
+    try {
+      // A first NOTIFY just sent: the next one waits out the coalescing interval, and the close comes within it.
+      await other.transaction(async (tx) => notifyAfterCommit(tx, 'notify_test_close', 'first'));
+      await waitUntil(() => heard.payloads.length > 0, 'the first notification');
+      await other.transaction(async (tx) => notifyAfterCommit(tx, 'notify_test_close', 'pending at the close'));
+      await other.close();
+      await waitUntil(() => heard.payloads.length > 1, 'the notification pending at the close');
+      assert.deepEqual(heard.payloads, ['["first"]', '["pending at the close"]']);
+    } finally {
+      await heard.stop();
+    }
   });
 
   it('reads payloads tolerantly: an array of strings, else "anything"', () => {

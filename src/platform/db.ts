@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { transactionBegun, transactionEnded } from './notify.ts';
+import { flushNotifications, transactionBegun, transactionEnded } from './notify.ts';
 
 // Timestamps come back as Date; bigint counts (count(*)) as numbers: they stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -113,9 +113,12 @@ export function createDatabase(connectionString: string, options: DatabaseOption
       let failure: unknown;
       try {
         await client.query('BEGIN');
-        transactionBegun(client, database);
+        transactionBegun(client, self);
         const result = await work(client);
-        await client.query('COMMIT');
+        // PostgreSQL answers a COMMIT of a transaction in which a statement failed with ROLLBACK, not an error: a
+        // work function that caught that statement's error would otherwise be taken for committed.
+        const commit = await client.query('COMMIT');
+        if (commit.command === 'ROLLBACK') throw new Error('the transaction was rolled back at COMMIT: one of its statements had failed');
         transactionEnded(client, true);
         return result;
       } catch (error) {
@@ -140,9 +143,14 @@ export function createDatabase(connectionString: string, options: DatabaseOption
       }
     },
     checkOut: () => checkOut(pool),
-    close: () => pool.end(),
+    async close() {
+      await flushNotifications(pool);
+      await pool.end();
+    },
   };
-  return options.onError ? observed(database, options.onError) : database;
+  // What this database's transactions notify is sent through it, so that a failure is observed like any other.
+  const self = options.onError ? observed(database, options.onError) : database;
+  return self;
 }
 
 /** A failure of the database itself (a statement PostgreSQL refused, a lost or refused connection), not of the caller's own work. */
