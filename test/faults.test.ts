@@ -57,6 +57,7 @@ interface Service {
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'charging-access-faults-'));
+  madeDirs.push(dir);
   await chmod(dir, 0o755); // the embedded server's non-root user must reach it
   return dir;
 }
@@ -83,8 +84,11 @@ async function canUseOwnHostsFile(): Promise<boolean> {
 
 /** Every service process this file started and that has not exited: killed when the file ends, pass or fail. */
 const children = new Set<ChildProcess>();
-after(() => {
+/** Every temporary directory this file made (data directories of services and of PostgreSQL servers): removed at the end. */
+const madeDirs: string[] = [];
+after(async () => {
   for (const child of children) child.kill('SIGKILL');
+  for (const dir of madeDirs) await rm(dir, { recursive: true, force: true });
 });
 
 function spawnService(env: Record<string, string>, hostsFile?: string): Omit<Service, 'base' | 'token'> {
@@ -385,6 +389,25 @@ describe('the embedded PostgreSQL is supervised', () => {
   after(async () => {
     await stopService(service);
     await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('stopped cleanly (pg_ctl stop: its socket file is gone), it is restarted; the service answers 503 meanwhile, never 500', async () => {
+    const running = service as Service;
+    const pgDir = path.join(dataDir, 'postgres');
+    const pid = await postmasterPid(pgDir);
+    assert.ok(pid, 'the embedded PostgreSQL runs');
+    const load = traffic(running);
+    await sleep(500);
+    await pgCtl(['stop', '-D', pgDir, '-m', 'fast']);
+    const stopped = Date.now();
+    await servesAgain(running, stopped);
+    await sleep(1_000);
+    await load.stop();
+    assert.equal(running.child.exitCode, null, `the service exited:\n${problems(running)}`);
+    assertOnly503(load, running);
+    await assertNothingLost(running, load);
+    const again = await postmasterPid(pgDir);
+    assert.ok(again && again !== pid, 'a new postmaster runs');
   });
 
   test('killed (kill -9 of the postmaster), it is restarted; the service answers 503 meanwhile and serves again; a stop stops it', async () => {

@@ -60,6 +60,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const e = error as Error & { code?: unknown; cause?: unknown };
   if (typeof e.code === 'string' && (UNAVAILABLE_NETWORK_CODES.has(e.code) || UNAVAILABLE_SQLSTATES.has(e.code) || e.code.startsWith('08'))) return true;
+  // A server stopped cleanly removes its Unix socket file: connecting to it fails with ENOENT until it is back.
+  if (e.code === 'ENOENT' && (e as { syscall?: unknown }).syscall === 'connect') return true;
   if (UNAVAILABLE_MESSAGES.some((m) => e.message.includes(m))) return true;
   if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable);
   return e.cause !== undefined && e.cause !== error && isDatabaseUnavailable(e.cause);
