@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { linkCdrsToSessions211 } from '../src/modules/ocpi/cdr-session-v2_1_1.ts';
-import { upsertSession } from '../src/modules/ocpi/repository.ts';
+import { SESSION_CANDIDATES_PER_KEY, sessionsOfTokensAtEvses, upsertSession } from '../src/modules/ocpi/repository.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
 import { FAST_CPO_TIMINGS, newDriver, scenarioEvse } from './charging-support.ts';
@@ -374,5 +374,59 @@ describe('linking 2.1.1 CDRs to their Sessions (2.1.1 CDRs name none)', () => {
       ],
     );
     assert.equal(statements.length, 1, 'one query for the page');
+  });
+
+  it('reads at most the newest 50 Sessions of a token at an EVSE, whatever the other keys of the page hold', async () => {
+    const party = { country_code: 'BE', party_id: 'LNB' };
+    await registerPeer(ctx.ocpi, ctx, { name: 'linking-211-bound', parties: [party] });
+    const connection = await ctx.ocpi.connections.findByName('linking-211-bound');
+    assert.ok(connection);
+    // 60 sessions of one token at one EVSE, ten minutes apart (beyond the start tolerance: a CDR matches one alone),
+    // and 3 of another token at the same EVSE.
+    const at = (i: number) => new Date(Date.parse('2026-03-01T00:00:00Z') + i * 600_000).toISOString();
+    const session = (id: string, uid: string, i: number) => ({
+      ...party,
+      id,
+      status: 'COMPLETED',
+      last_updated: at(i),
+      start_date_time: at(i),
+      cdr_token: { uid },
+      location_id: 'L1',
+      evse_uid: 'E1',
+      connector_id: '1',
+    });
+    for (let i = 0; i < 60; i++) await upsertSession(ctx.db, connection.id, session(`MANY-${i}`, 'tok-many', i) as never, ctx.clock.now());
+    for (let i = 0; i < 3; i++) await upsertSession(ctx.db, connection.id, session(`FEW-${i}`, 'tok-few', i) as never, ctx.clock.now());
+    const key = (uid: string) => ({ ...party, token_uid: uid, location_id: 'L1', evse_uid: 'E1' });
+    const rows = await sessionsOfTokensAtEvses(ctx.db, connection.id, [key('tok-many'), key('tok-few')]);
+    const many = rows.filter((r) => r.token_uid === 'tok-many').map((r) => r.id);
+    assert.equal(SESSION_CANDIDATES_PER_KEY, 50);
+    assert.equal(many.length, 50, 'the bound per key');
+    assert.deepEqual(
+      many,
+      Array.from({ length: 50 }, (_, n) => `MANY-${59 - n}`),
+      'the newest, newest first',
+    );
+    assert.deepEqual(
+      rows
+        .filter((r) => r.token_uid === 'tok-few')
+        .map((r) => r.id)
+        .sort(),
+      ['FEW-0', 'FEW-1', 'FEW-2'],
+      'another key keeps its own',
+    );
+    // A CDR is linked among those candidates: the newest session's CDR is, one older than the newest 50 is not.
+    const cdr = (id: string, i: number) => ({
+      ...party,
+      id,
+      start_date_time: at(i),
+      cdr_token: { uid: 'tok-many' },
+      cdr_location: { id: 'L1', evse_uid: 'E1', connector_id: '1' },
+    });
+    const linked = await linkCdrsToSessions211(ctx.db, connection.id, [cdr('C-NEW', 59), cdr('C-OLD', 0)]);
+    assert.deepEqual(
+      linked.map((c) => (c as { session_id?: string }).session_id),
+      ['MANY-59', undefined],
+    );
   });
 });
