@@ -12,6 +12,8 @@
 // party and the client gets the operator-unreachable problem before anything is held.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -306,5 +308,112 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
     const refused = (await res.json()) as { status_code: number; status_message: string };
     assert.deepEqual([res.status, refused.status_code], [200, 2001]);
     assert.match(refused.status_message, /not a hub/);
+  });
+});
+
+/** A hub that only serves its ClientInfo list (GET .../hubclientinfo, one page): whatever `listed()` holds at the time. */
+async function fakeHub(listed: () => unknown[]) {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || !req.url?.startsWith('/hubclientinfo')) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ data: listed(), status_code: 1000, timestamp: new Date().toISOString() }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('a hub’s ClientInfo that is old, invalid, no longer listed, or of a party reached directly (a fake hub)', () => {
+  const HOUR = 3_600_000;
+  const info = (p: Party, status: string, at: number) => ({ ...p, role: 'CPO', status, last_updated: new Date(at).toISOString() });
+  const partiesOf = async (name: string) => {
+    const connection = await ctx.ocpi.connections.findByName(name);
+    assert.ok(connection, name);
+    return (await ctx.ocpi.connections.parties(connection)).map((p) => `${p.role}:${code(p)}:${p.source}:${p.hub_status}`).sort();
+  };
+  /** A ClientInfo the hub of `token` pushes (PUT), as on the wire. */
+  const push = async (token: string, body: ReturnType<typeof info>) => {
+    const res = await fetch(`${ctx.config.publicBaseUrl}/ocpi/2.2.1/hubclientinfo/${body.country_code}/${body.party_id}`, {
+      method: 'PUT',
+      headers: { authorization: `Token ${Buffer.from(token).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, code: ((await res.json()) as { status_code: number }).status_code };
+  };
+
+  it('pulls its list: an invalid item skipped alone, a party held directly left to its connection, an older ClientInfo changes nothing, a party no longer listed dropped', async () => {
+    const [A, B, C, DIRECT] = [
+      { country_code: 'DE', party_id: 'FHA' },
+      { country_code: 'DE', party_id: 'FHB' },
+      { country_code: 'DE', party_id: 'FHC' },
+      { country_code: 'BE', party_id: 'DIR' },
+    ] as const;
+    let listed: unknown[] = [];
+    const fake = await fakeHub(() => listed);
+    try {
+      await registerPeer(ctx.ocpi, ctx, {
+        name: 'fake-hub',
+        hub: { country_code: 'DE', party_id: 'FHU' },
+        endpoints: [{ identifier: 'hubclientinfo', role: 'SENDER', url: `${fake.url}/hubclientinfo` }],
+      });
+      await registerPeer(ctx.ocpi, ctx, { name: 'direct', parties: [DIRECT] });
+      const connection = await ctx.ocpi.connections.findByName('fake-hub');
+      assert.ok(connection);
+      const now = Date.now();
+      listed = [info(A, 'CONNECTED', now), info(B, 'CONNECTED', now), info(DIRECT, 'CONNECTED', now), info(C, 'ASLEEP', now)];
+      const first = await ctx.ocpi.sync.syncConnection(connection);
+      assert.deepEqual(first.failed, []);
+      assert.equal(first.skipped, 1, 'the invalid ClientInfo (status ASLEEP), alone');
+      assert.equal(first.hubclientinfo, 3);
+      assert.deepEqual(await partiesOf('fake-hub'), [
+        `CPO:${code(A)}:hubclientinfo:CONNECTED`,
+        `CPO:${code(B)}:hubclientinfo:CONNECTED`,
+        'HUB:DE*FHU:credentials:null',
+      ]);
+      assert.deepEqual(await partiesOf('direct'), [`CPO:${code(DIRECT)}:credentials:null`], 'the direct route stays');
+
+      // The next list: A's ClientInfo an hour older than the one held (OFFLINE), B no longer listed.
+      listed = [info(A, 'OFFLINE', now - HOUR), info(DIRECT, 'OFFLINE', now + 1000)];
+      const second = await ctx.ocpi.sync.syncConnection(connection);
+      assert.deepEqual([second.failed, second.skipped, second.hubclientinfo], [[], 0, 2]);
+      assert.deepEqual(await partiesOf('fake-hub'), [`CPO:${code(A)}:hubclientinfo:CONNECTED`, 'HUB:DE*FHU:credentials:null']);
+      assert.deepEqual(await partiesOf('direct'), [`CPO:${code(DIRECT)}:credentials:null`]);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('a pushed ClientInfo older than the one held, or from another hub, changes nothing; a party the hub reported is taken over by its own registration', async () => {
+    const token = await registerPeer(ctx.ocpi, ctx, { name: 'pushing-hub', hub: { country_code: 'DE', party_id: 'PHU' } });
+    const party = { country_code: 'DE', party_id: 'PHA' };
+    const now = Date.now();
+    assert.deepEqual(await push(token, info(party, 'CONNECTED', now)), { status: 201, code: 1000 });
+    assert.deepEqual(await push(token, info(party, 'OFFLINE', now - HOUR)), { status: 200, code: 1000 }, 'taken, not applied');
+    assert.deepEqual(await partiesOf('pushing-hub'), [`CPO:${code(party)}:hubclientinfo:CONNECTED`, 'HUB:DE*PHU:credentials:null']);
+    assert.deepEqual(await push(token, info(party, 'OFFLINE', now + 1000)), { status: 200, code: 1000 });
+    assert.deepEqual(await partiesOf('pushing-hub'), [`CPO:${code(party)}:hubclientinfo:OFFLINE`, 'HUB:DE*PHU:credentials:null']);
+    // Another hub that reports the party leaves it to the first: the route stays.
+    const other = await registerPeer(ctx.ocpi, ctx, { name: 'other-hub', hub: { country_code: 'DE', party_id: 'OHU' } });
+    assert.deepEqual(await push(other, info(party, 'CONNECTED', now + 1500)), { status: 200, code: 1000 });
+    assert.deepEqual(await partiesOf('other-hub'), ['HUB:DE*OHU:credentials:null']);
+    assert.deepEqual(await partiesOf('pushing-hub'), [`CPO:${code(party)}:hubclientinfo:OFFLINE`, 'HUB:DE*PHU:credentials:null']);
+
+    // The party registers with us itself: a direct connection is preferred to the route through the hub.
+    await registerPeer(ctx.ocpi, ctx, { name: 'party-itself', parties: [party] });
+    assert.deepEqual(await partiesOf('party-itself'), [`CPO:${code(party)}:credentials:null`]);
+    assert.deepEqual(await partiesOf('pushing-hub'), ['HUB:DE*PHU:credentials:null']);
+    // What the hub says of it afterwards leaves the direct route alone.
+    assert.deepEqual(await push(token, info(party, 'CONNECTED', now + 2000)), { status: 200, code: 1000 });
+    assert.deepEqual(await partiesOf('party-itself'), [`CPO:${code(party)}:credentials:null`]);
+    assert.deepEqual(await partiesOf('pushing-hub'), ['HUB:DE*PHU:credentials:null']);
   });
 });
