@@ -265,6 +265,28 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
     assert.equal((await cli('cpo', 'show', 'nope')).code, 1);
   });
 
+  it('serves its ClientInfo list page by page, filtered on last_updated (the sandbox hub’s Sender interface)', async () => {
+    const [peer] = (await hub.listPeers()).filter((p) => p.status === 'REGISTERED');
+    assert.ok(peer?.ourToken);
+    const get = async (query: string) => {
+      const res = await fetch(`${hub.versionsUrl.replace(/\/versions$/, '/2.2.1/hubclientinfo')}?${query}`, {
+        headers: { authorization: `Token ${Buffer.from(peer.ourToken as string).toString('base64')}` },
+      });
+      const body = (await res.json()) as { status_code: number; data: Party[] };
+      assert.equal(body.status_code, 1000, query);
+      return { parties: body.data.map(code), total: res.headers.get('x-total-count'), link: res.headers.get('link') };
+    };
+    const all = hub.parties.map(code).sort();
+    const first = await get('limit=1');
+    assert.deepEqual([first.parties.length, first.total], [1, '2']);
+    assert.match(String(first.link), /offset=1&limit=1>; rel="next"$/);
+    const second = await get('offset=1&limit=1');
+    assert.deepEqual([...first.parties, ...second.parties].sort(), all);
+    assert.equal(second.link, null, 'the last page');
+    assert.deepEqual(await get(`date_from=${new Date(Date.now() + 3_600_000).toISOString()}`), { parties: [], total: '0', link: null });
+    assert.deepEqual((await get('date_from=2000-01-01T00:00:00Z&date_to=2999-01-01T00:00:00Z')).parties.sort(), all);
+  });
+
   it('refuses what a hub forwards for a party not behind it, or for another party than OCPI-from names; ClientInfo only from a hub', async () => {
     const [first, second] = hub.parties;
     assert.ok(first && second);
