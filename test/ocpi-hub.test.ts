@@ -18,10 +18,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { systemClock } from '../src/platform/clock.ts';
-import { type CpoSandbox, createCpoSandbox, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
-import { FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
-import { freePort, setupTestApp, type TestContext } from './helpers.ts';
-import { type Exchange, type RecordingProxy, ROUTING_HEADERS, startRecordingProxy } from './ocpi-211-support.ts';
+import { type CpoSandbox, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
+import { chargeToInvoice, FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
+import type { TestContext } from './helpers.ts';
+import { code, type Exchange, fromOf, type RecordingProxy, ROUTING_HEADERS, startProxiedCpo, toOf } from './ocpi-211-support.ts';
 import { registerPeer } from './ocpi-support.ts';
 import { eventually, USERS } from './payments-support.ts';
 
@@ -29,11 +29,9 @@ let ctx: TestContext;
 let hub: CpoSandbox;
 let hubProxy: RecordingProxy;
 let emspProxy: RecordingProxy;
+let close: () => Promise<void>;
 
 type Party = { country_code: string; party_id: string };
-const code = (p: Party) => `${p.country_code}*${p.party_id}`;
-const toOf = (e: Exchange) => `${e.requestHeaders['ocpi-to-country-code']}*${e.requestHeaders['ocpi-to-party-id']}`;
-const fromOf = (e: Exchange) => `${e.requestHeaders['ocpi-from-country-code']}*${e.requestHeaders['ocpi-from-party-id']}`;
 const answeredTo = (e: Exchange) => `${e.responseHeaders['ocpi-to-country-code']}*${e.responseHeaders['ocpi-to-party-id']}`;
 const HUB = { country_code: 'NL', party_id: 'HUB' };
 
@@ -53,17 +51,13 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 }
 
 before(async () => {
-  const emspPort = await freePort();
-  emspProxy = await startRecordingProxy(() => `http://127.0.0.1:${emspPort}`);
-  ctx = await setupTestApp({
-    listen: emspPort,
-    payments: { webhooks: true },
-    env: { PUBLIC_BASE_URL: emspProxy.url, OCPI_REQUEST_TIMEOUT_MS: '1500', OCPI_PAGE_LIMIT: '10' },
-  });
-  const port = await freePort();
-  hubProxy = await startRecordingProxy(() => `http://127.0.0.1:${port}`);
-  hub = await createCpoSandbox({
-    db: ctx.db,
+  ({
+    ctx,
+    emspProxy,
+    cpo: hub,
+    cpoProxy: hubProxy,
+    close,
+  } = await startProxiedCpo({
     clock: systemClock,
     locations: 50,
     seed: 4,
@@ -72,52 +66,11 @@ before(async () => {
     scenarioParties: 2,
     topology: 'hub',
     hubParty: HUB,
-    publicUrl: hubProxy.url,
-  });
-  await hub.listen({ port });
+  }));
 });
 after(async () => {
-  await hub?.close();
-  await ctx?.close();
-  await hubProxy?.close();
-  await emspProxy?.close();
+  await close?.();
 });
-
-/** A user's session at `evseId`, from start to invoice (one invoice, one capture, the engine's total); the session id. */
-async function chargeAt(evseId: string): Promise<string> {
-  const d = await newDriver(ctx);
-  const started = await ctx.call('POST', `${USERS}/${d.userId}/charging/start/`, { token: d.token, body: { payment_method_id: d.pm, evse_id: evseId } });
-  assert.equal(started.status, 201, started.text);
-  const id = started.body.id as string;
-  const get = async () => (await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/${id}/`, { token: d.token })).body;
-  await eventually(async () => (Number((await get()).consumed_energy) > 0 ? true : undefined), `energy at ${evseId}`, 10_000);
-  assert.equal((await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token })).status, 204);
-  const completed = await eventually(
-    async () => {
-      const s = await get();
-      return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
-    },
-    `completed with an invoice at ${evseId}`,
-    20_000,
-  );
-  assert.equal((await ctx.call('GET', `${USERS}/${d.userId}/invoices/`, { token: d.token })).body.count, 1, 'invoiced once');
-  const holds = await ctx.db.query<{ status: string; amount_captured: number }>('SELECT status, amount_captured FROM payment_holds WHERE reference = $1', [
-    `session:${id}`,
-  ]);
-  assert.deepEqual(
-    holds.rows.map((h) => [h.status, h.amount_captured]),
-    [['captured', Math.round(Number(completed.session_cost.invoice_summary) * 100)]],
-  );
-  const bill = (
-    await ctx.db.query<{ gross: number; engine_total: string; price_mismatch: boolean }>(
-      'SELECT gross, engine_total, price_mismatch FROM charging_bills WHERE session_id = $1',
-      [id],
-    )
-  ).rows[0];
-  assert.equal(bill?.price_mismatch, false);
-  assert.equal(Math.round(Number(bill?.engine_total) * 100), bill?.gross, 'the invoice is the engine’s total');
-  return id;
-}
 
 describe('a roaming hub in front of two CPO parties (the sandbox network with topology hub)', () => {
   it('is connected: its credentials name only the hub; its ClientInfo is pulled first, then both parties’ catalogues via the hub', async () => {
@@ -157,7 +110,7 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
 
   it('charges at each party’s EVSE through the hub: commands to the final party, what the hub forwards routed by its original party', async () => {
     for (const party of hub.parties) {
-      const sessionId = await chargeAt(scenarioEvseId(party, 'NORMAL'));
+      const { id: sessionId } = await chargeToInvoice(ctx, scenarioEvseId(party, 'NORMAL'));
       const location = scenarioLocationId(party);
       const start = hubProxy.exchanges.find((e) => e.path.endsWith('/START_SESSION') && (e.requestBody as { location_id: string }).location_id === location);
       assert.ok(start);
@@ -233,7 +186,7 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
 
     await hub.setClientStatus(second, 'CONNECTED');
     assert.equal(await status(second), 'CONNECTED');
-    await chargeAt(scenarioEvseId(second, 'NORMAL'));
+    await chargeToInvoice(ctx, scenarioEvseId(second, 'NORMAL'));
     // Our own copy of the ClientInfo, as the hub may GET it back.
     const [peer] = (await hub.listPeers()).filter((p) => p.status === 'REGISTERED');
     assert.ok(peer?.theirToken);
