@@ -93,21 +93,21 @@ function problems211(e: RecordedExchange): string[] {
  * code: we must not answer it to a 2.2 peer, nor does a 2.2 sandbox answer it).
  */
 function problems22(e: RecordedExchange): string[] {
-  const problems =
-    e.direction === 'answer'
-      ? answerProblems(e)
-      : e.module === null
-        ? [`a ${e.method} to ${e.path} that names no OCPI module`]
-        : routingProblems(e, !CONFIGURATION_MODULES.has(e.module));
+  const problems = problems221(e);
   if (e.ocpi_status === 4000) problems.push('OCPI status 4000 in an OCPI 2.2 exchange (2.2.1 added it)');
   return problems;
+}
+
+/** 2.2.1's rules: an answer's (answerProblems), or a request's routing headers (a configuration module is not routed). */
+function problems221(e: RecordedExchange): string[] {
+  if (e.direction === 'answer') return answerProblems(e);
+  if (e.module === null) return [`a ${e.method} to ${e.path} that names no OCPI module`];
+  return routingProblems(e, !CONFIGURATION_MODULES.has(e.module));
 }
 
 /** What is wrong with one recorded exchange (empty: nothing). */
 export function exchangeProblems(e: RecordedExchange): string[] {
   if (e.version === '2.1.1') return problems211(e);
   if (e.version === '2.2') return problems22(e);
-  if (e.direction === 'answer') return answerProblems(e);
-  if (e.module === null) return [`a ${e.method} to ${e.path} that names no OCPI module`];
-  return routingProblems(e, !CONFIGURATION_MODULES.has(e.module));
+  return problems221(e);
 }

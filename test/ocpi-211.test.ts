@@ -10,12 +10,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { linkCdrsToSessions211 } from '../src/modules/ocpi/cdr-session-v2_1_1.ts';
-import { upsertSession } from '../src/modules/ocpi/repository.ts';
+import { SESSION_CANDIDATES_PER_KEY, sessionsOfTokensAtEvses, upsertSession } from '../src/modules/ocpi/repository.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
-import { FAST_CPO_TIMINGS, newDriver, scenarioEvse } from './charging-support.ts';
-import { createTestDatabase, freePort, setupTestApp, type TestContext } from './helpers.ts';
-import { dataOf, type Exchange, problems211, type RecordingProxy, ROUTING_HEADERS, type Shape211, startRecordingProxy } from './ocpi-211-support.ts';
+import { chargeToInvoice, FAST_CPO_TIMINGS, scenarioEvse } from './charging-support.ts';
+import { createTestDatabase, type TestContext } from './helpers.ts';
+import { dataOf, type Exchange, problems211, type RecordingProxy, ROUTING_HEADERS, type Shape211, startProxiedCpo } from './ocpi-211-support.ts';
 import { registerPeer } from './ocpi-support.ts';
 import { eventually, USERS } from './payments-support.ts';
 
@@ -24,34 +24,22 @@ let emspProxy: RecordingProxy;
 /** The 2.1.1 CPO we connect to (cpo connect), behind cpoProxy. */
 let cpo: CpoSandbox;
 let cpoProxy: RecordingProxy;
+let close: () => Promise<void>;
 /** The 2.1.1 CPO that registers with us, on a database of its own. */
 let registering: CpoSandbox;
 let registeringDb: Awaited<ReturnType<typeof createTestDatabase>>;
 
 before(async () => {
-  const emspPort = await freePort();
-  emspProxy = await startRecordingProxy(() => `http://127.0.0.1:${emspPort}`);
-  ctx = await setupTestApp({
-    listen: emspPort,
-    payments: { webhooks: true },
-    env: { PUBLIC_BASE_URL: emspProxy.url, OCPI_REQUEST_TIMEOUT_MS: '1500', OCPI_PAGE_LIMIT: '10' },
-  });
-  const cpoPort = await freePort();
-  cpoProxy = await startRecordingProxy(() => `http://127.0.0.1:${cpoPort}`);
   const common = { clock: systemClock, locations: 40, ...FAST_CPO_TIMINGS, ocpiVersion: '2.1.1' as const, pageLimits: { locations: 7, tariffs: 7 } };
-  cpo = await createCpoSandbox({ db: ctx.db, seed: 11, publicUrl: cpoProxy.url, ...common });
-  await cpo.listen({ port: cpoPort });
+  ({ ctx, emspProxy, cpo, cpoProxy, close } = await startProxiedCpo({ seed: 11, ...common }));
   registeringDb = await createTestDatabase();
   registering = await createCpoSandbox({ db: registeringDb.db, seed: 5, ...common });
   await registering.listen({ port: 0 });
 });
 after(async () => {
-  await cpo?.close();
   await registering?.close();
-  await ctx?.close();
+  await close?.();
   await registeringDb?.drop();
-  await cpoProxy?.close();
-  await emspProxy?.close();
 });
 
 const party = (c: CpoSandbox) => `${c.parties[0]?.country_code}*${c.parties[0]?.party_id}`;
@@ -148,45 +136,8 @@ describe('an OCPI 2.1.1 CPO (the sandbox network with its 2.1.1 personality)', (
   });
 
   it('charges a user from a 2.1.1 START_SESSION to an invoice, once, at our tariff engine’s price', async () => {
-    const d = await newDriver(ctx);
-    const started = await ctx.call('POST', `${USERS}/${d.userId}/charging/start/`, {
-      token: d.token,
-      body: { payment_method_id: d.pm, evse_id: scenarioEvse(cpo, 'NORMAL') },
-    });
-    assert.equal(started.status, 201, started.text);
-    const id = started.body.id as string;
-    const get = async () => (await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/${id}/`, { token: d.token })).body;
-    await eventually(async () => ((await get()).status === 'active' ? true : undefined), 'active', 10_000);
-    await eventually(async () => (Number((await get()).consumed_energy) > 0 ? true : undefined), 'energy reported', 10_000);
-    const stop = await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token });
-    assert.equal(stop.status, 204, stop.text);
-    const completed = await eventually(
-      async () => {
-        const s = await get();
-        return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
-      },
-      'completed with an invoice',
-      20_000,
-    );
-    const invoices = await ctx.call('GET', `${USERS}/${d.userId}/invoices/`, { token: d.token });
-    assert.equal(invoices.body.count, 1, 'invoiced once');
-    assert.equal(invoices.body.results[0].total, completed.session_cost.invoice_summary);
-    const holds = await ctx.db.query<{ status: string; amount_captured: number }>('SELECT status, amount_captured FROM payment_holds WHERE reference = $1', [
-      `session:${id}`,
-    ]);
-    assert.equal(holds.rows.length, 1);
-    assert.equal(holds.rows[0]?.status, 'captured');
-    assert.equal(holds.rows[0]?.amount_captured, Math.round(Number(completed.session_cost.invoice_summary) * 100), 'charged once, the invoice total');
+    const { bill } = await chargeToInvoice(ctx, scenarioEvse(cpo, 'NORMAL'));
     // The bill: our engine's price; the 2.1.1 CDR's total (excluding VAT, from the network's own billing) agrees with it.
-    const bill = (
-      await ctx.db.query<{ net: number; gross: number; engine_total: string; cdr_total: string; price_mismatch: boolean }>(
-        'SELECT net, gross, engine_total, cdr_total, price_mismatch FROM charging_bills WHERE session_id = $1',
-        [id],
-      )
-    ).rows[0];
-    assert.ok(bill);
-    assert.equal(bill.price_mismatch, false);
-    assert.equal(Math.round(Number(bill.engine_total) * 100), bill.gross, 'the invoice is the engine’s total');
     assert.equal(Math.round(Number(bill.cdr_total) * 100), bill.net, 'the CDR’s total (excl. VAT) equals the engine’s net');
     assert.ok(bill.gross > bill.net, 'VAT of the CPO’s country applied to the 2.1.1 prices');
 
@@ -374,5 +325,59 @@ describe('linking 2.1.1 CDRs to their Sessions (2.1.1 CDRs name none)', () => {
       ],
     );
     assert.equal(statements.length, 1, 'one query for the page');
+  });
+
+  it('reads at most the newest 50 Sessions of a token at an EVSE, whatever the other keys of the page hold', async () => {
+    const party = { country_code: 'BE', party_id: 'LNB' };
+    await registerPeer(ctx.ocpi, ctx, { name: 'linking-211-bound', parties: [party] });
+    const connection = await ctx.ocpi.connections.findByName('linking-211-bound');
+    assert.ok(connection);
+    // 60 sessions of one token at one EVSE, ten minutes apart (beyond the start tolerance: a CDR matches one alone),
+    // and 3 of another token at the same EVSE.
+    const at = (i: number) => new Date(Date.parse('2026-03-01T00:00:00Z') + i * 600_000).toISOString();
+    const session = (id: string, uid: string, i: number) => ({
+      ...party,
+      id,
+      status: 'COMPLETED',
+      last_updated: at(i),
+      start_date_time: at(i),
+      cdr_token: { uid },
+      location_id: 'L1',
+      evse_uid: 'E1',
+      connector_id: '1',
+    });
+    for (let i = 0; i < 60; i++) await upsertSession(ctx.db, connection.id, session(`MANY-${i}`, 'tok-many', i) as never, ctx.clock.now());
+    for (let i = 0; i < 3; i++) await upsertSession(ctx.db, connection.id, session(`FEW-${i}`, 'tok-few', i) as never, ctx.clock.now());
+    const key = (uid: string) => ({ ...party, token_uid: uid, location_id: 'L1', evse_uid: 'E1' });
+    const rows = await sessionsOfTokensAtEvses(ctx.db, connection.id, [key('tok-many'), key('tok-few')]);
+    const many = rows.filter((r) => r.token_uid === 'tok-many').map((r) => r.id);
+    assert.equal(SESSION_CANDIDATES_PER_KEY, 50);
+    assert.equal(many.length, 50, 'the bound per key');
+    assert.deepEqual(
+      many,
+      Array.from({ length: 50 }, (_, n) => `MANY-${59 - n}`),
+      'the newest, newest first',
+    );
+    assert.deepEqual(
+      rows
+        .filter((r) => r.token_uid === 'tok-few')
+        .map((r) => r.id)
+        .sort(),
+      ['FEW-0', 'FEW-1', 'FEW-2'],
+      'another key keeps its own',
+    );
+    // A CDR is linked among those candidates: the newest session's CDR is, one older than the newest 50 is not.
+    const cdr = (id: string, i: number) => ({
+      ...party,
+      id,
+      start_date_time: at(i),
+      cdr_token: { uid: 'tok-many' },
+      cdr_location: { id: 'L1', evse_uid: 'E1', connector_id: '1' },
+    });
+    const linked = await linkCdrsToSessions211(ctx.db, connection.id, [cdr('C-NEW', 59), cdr('C-OLD', 0)]);
+    assert.deepEqual(
+      linked.map((c) => (c as { session_id?: string }).session_id),
+      ['MANY-59', undefined],
+    );
   });
 });

@@ -17,9 +17,9 @@ import { commonVersion } from '../src/modules/ocpi/peer-versions.ts';
 import { cdrTokenFrom22, startSessionTo22, withCdrTokenTo22 } from '../src/ocpi-protocol/v2_2/adapter.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
-import { FAST_CPO_TIMINGS, newDriver, scenarioEvse } from './charging-support.ts';
-import { createTestDatabase, freePort, setupTestApp, type TestContext } from './helpers.ts';
-import { dataOf, type Exchange, type RecordingProxy, ROUTING_HEADERS, startRecordingProxy } from './ocpi-211-support.ts';
+import { chargeToInvoice, FAST_CPO_TIMINGS, scenarioEvse } from './charging-support.ts';
+import { createTestDatabase, type TestContext } from './helpers.ts';
+import { dataOf, type Exchange, type RecordingProxy, ROUTING_HEADERS, startProxiedCpo } from './ocpi-211-support.ts';
 import { eventually, USERS } from './payments-support.ts';
 
 let ctx: TestContext;
@@ -27,34 +27,22 @@ let emspProxy: RecordingProxy;
 /** The 2.2 CPO we connect to (cpo connect), behind cpoProxy. */
 let cpo: CpoSandbox;
 let cpoProxy: RecordingProxy;
+let close: () => Promise<void>;
 /** The 2.2 CPO that registers with us, on a database of its own. */
 let registering: CpoSandbox;
 let registeringDb: Awaited<ReturnType<typeof createTestDatabase>>;
 
 before(async () => {
-  const emspPort = await freePort();
-  emspProxy = await startRecordingProxy(() => `http://127.0.0.1:${emspPort}`);
-  ctx = await setupTestApp({
-    listen: emspPort,
-    payments: { webhooks: true },
-    env: { PUBLIC_BASE_URL: emspProxy.url, OCPI_REQUEST_TIMEOUT_MS: '1500', OCPI_PAGE_LIMIT: '10' },
-  });
-  const cpoPort = await freePort();
-  cpoProxy = await startRecordingProxy(() => `http://127.0.0.1:${cpoPort}`);
   const common = { clock: systemClock, locations: 40, ...FAST_CPO_TIMINGS, ocpiVersion: '2.2' as const, pageLimits: { locations: 7, tariffs: 7 } };
-  cpo = await createCpoSandbox({ db: ctx.db, seed: 11, publicUrl: cpoProxy.url, ...common });
-  await cpo.listen({ port: cpoPort });
+  ({ ctx, emspProxy, cpo, cpoProxy, close } = await startProxiedCpo({ seed: 11, ...common }));
   registeringDb = await createTestDatabase();
   registering = await createCpoSandbox({ db: registeringDb.db, seed: 5, ...common });
   await registering.listen({ port: 0 });
 });
 after(async () => {
-  await cpo?.close();
   await registering?.close();
-  await ctx?.close();
+  await close?.();
   await registeringDb?.drop();
-  await cpoProxy?.close();
-  await emspProxy?.close();
 });
 
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
@@ -147,44 +135,7 @@ describe('an OCPI 2.2 CPO with raw tokens (the sandbox network with its 2.2 pers
   });
 
   it('charges a user from a 2.2 START_SESSION to an invoice, once, at our tariff engine’s price', async () => {
-    const d = await newDriver(ctx);
-    const started = await ctx.call('POST', `${USERS}/${d.userId}/charging/start/`, {
-      token: d.token,
-      body: { payment_method_id: d.pm, evse_id: scenarioEvse(cpo, 'NORMAL') },
-    });
-    assert.equal(started.status, 201, started.text);
-    const id = started.body.id as string;
-    const get = async () => (await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/${id}/`, { token: d.token })).body;
-    await eventually(async () => ((await get()).status === 'active' ? true : undefined), 'active', 10_000);
-    await eventually(async () => (Number((await get()).consumed_energy) > 0 ? true : undefined), 'energy reported', 10_000);
-    const stop = await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token });
-    assert.equal(stop.status, 204, stop.text);
-    const completed = await eventually(
-      async () => {
-        const s = await get();
-        return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
-      },
-      'completed with an invoice',
-      20_000,
-    );
-    const invoices = await ctx.call('GET', `${USERS}/${d.userId}/invoices/`, { token: d.token });
-    assert.equal(invoices.body.count, 1, 'invoiced once');
-    assert.equal(invoices.body.results[0].total, completed.session_cost.invoice_summary);
-    const holds = await ctx.db.query<{ status: string; amount_captured: number }>('SELECT status, amount_captured FROM payment_holds WHERE reference = $1', [
-      `session:${id}`,
-    ]);
-    assert.equal(holds.rows.length, 1);
-    assert.equal(holds.rows[0]?.status, 'captured');
-    assert.equal(holds.rows[0]?.amount_captured, Math.round(Number(completed.session_cost.invoice_summary) * 100), 'charged once, the invoice total');
-    const bill = (
-      await ctx.db.query<{ gross: number; engine_total: string; cdr_total: string; price_mismatch: boolean }>(
-        'SELECT gross, engine_total, cdr_total, price_mismatch FROM charging_bills WHERE session_id = $1',
-        [id],
-      )
-    ).rows[0];
-    assert.ok(bill);
-    assert.equal(bill.price_mismatch, false, 'the 2.2 CDR’s total agrees with our engine');
-    assert.equal(Math.round(Number(bill.engine_total) * 100), bill.gross, 'the invoice is the engine’s total');
+    const { driver: d, id } = await chargeToInvoice(ctx, scenarioEvse(cpo, 'NORMAL'));
 
     // What the 2.2 CPO sent: Session PUT/PATCHes and the CDR with a CdrToken in 2.2's shape (no party), to our 2.2
     // endpoints, with its token unencoded and the routing headers; all taken (1000) and answered with routing headers.

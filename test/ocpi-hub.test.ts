@@ -12,14 +12,16 @@
 // party and the client gets the operator-unreachable problem before anything is held.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { systemClock } from '../src/platform/clock.ts';
-import { type CpoSandbox, createCpoSandbox, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
-import { FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
-import { freePort, setupTestApp, type TestContext } from './helpers.ts';
-import { type Exchange, type RecordingProxy, ROUTING_HEADERS, startRecordingProxy } from './ocpi-211-support.ts';
+import { type CpoSandbox, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
+import { chargeToInvoice, FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
+import type { TestContext } from './helpers.ts';
+import { code, type Exchange, fromOf, type RecordingProxy, ROUTING_HEADERS, startProxiedCpo, toOf } from './ocpi-211-support.ts';
 import { registerPeer } from './ocpi-support.ts';
 import { eventually, USERS } from './payments-support.ts';
 
@@ -27,11 +29,9 @@ let ctx: TestContext;
 let hub: CpoSandbox;
 let hubProxy: RecordingProxy;
 let emspProxy: RecordingProxy;
+let close: () => Promise<void>;
 
 type Party = { country_code: string; party_id: string };
-const code = (p: Party) => `${p.country_code}*${p.party_id}`;
-const toOf = (e: Exchange) => `${e.requestHeaders['ocpi-to-country-code']}*${e.requestHeaders['ocpi-to-party-id']}`;
-const fromOf = (e: Exchange) => `${e.requestHeaders['ocpi-from-country-code']}*${e.requestHeaders['ocpi-from-party-id']}`;
 const answeredTo = (e: Exchange) => `${e.responseHeaders['ocpi-to-country-code']}*${e.responseHeaders['ocpi-to-party-id']}`;
 const HUB = { country_code: 'NL', party_id: 'HUB' };
 
@@ -51,17 +51,13 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 }
 
 before(async () => {
-  const emspPort = await freePort();
-  emspProxy = await startRecordingProxy(() => `http://127.0.0.1:${emspPort}`);
-  ctx = await setupTestApp({
-    listen: emspPort,
-    payments: { webhooks: true },
-    env: { PUBLIC_BASE_URL: emspProxy.url, OCPI_REQUEST_TIMEOUT_MS: '1500', OCPI_PAGE_LIMIT: '10' },
-  });
-  const port = await freePort();
-  hubProxy = await startRecordingProxy(() => `http://127.0.0.1:${port}`);
-  hub = await createCpoSandbox({
-    db: ctx.db,
+  ({
+    ctx,
+    emspProxy,
+    cpo: hub,
+    cpoProxy: hubProxy,
+    close,
+  } = await startProxiedCpo({
     clock: systemClock,
     locations: 50,
     seed: 4,
@@ -70,52 +66,11 @@ before(async () => {
     scenarioParties: 2,
     topology: 'hub',
     hubParty: HUB,
-    publicUrl: hubProxy.url,
-  });
-  await hub.listen({ port });
+  }));
 });
 after(async () => {
-  await hub?.close();
-  await ctx?.close();
-  await hubProxy?.close();
-  await emspProxy?.close();
+  await close?.();
 });
-
-/** A user's session at `evseId`, from start to invoice (one invoice, one capture, the engine's total); the session id. */
-async function chargeAt(evseId: string): Promise<string> {
-  const d = await newDriver(ctx);
-  const started = await ctx.call('POST', `${USERS}/${d.userId}/charging/start/`, { token: d.token, body: { payment_method_id: d.pm, evse_id: evseId } });
-  assert.equal(started.status, 201, started.text);
-  const id = started.body.id as string;
-  const get = async () => (await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/${id}/`, { token: d.token })).body;
-  await eventually(async () => (Number((await get()).consumed_energy) > 0 ? true : undefined), `energy at ${evseId}`, 10_000);
-  assert.equal((await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token })).status, 204);
-  const completed = await eventually(
-    async () => {
-      const s = await get();
-      return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
-    },
-    `completed with an invoice at ${evseId}`,
-    20_000,
-  );
-  assert.equal((await ctx.call('GET', `${USERS}/${d.userId}/invoices/`, { token: d.token })).body.count, 1, 'invoiced once');
-  const holds = await ctx.db.query<{ status: string; amount_captured: number }>('SELECT status, amount_captured FROM payment_holds WHERE reference = $1', [
-    `session:${id}`,
-  ]);
-  assert.deepEqual(
-    holds.rows.map((h) => [h.status, h.amount_captured]),
-    [['captured', Math.round(Number(completed.session_cost.invoice_summary) * 100)]],
-  );
-  const bill = (
-    await ctx.db.query<{ gross: number; engine_total: string; price_mismatch: boolean }>(
-      'SELECT gross, engine_total, price_mismatch FROM charging_bills WHERE session_id = $1',
-      [id],
-    )
-  ).rows[0];
-  assert.equal(bill?.price_mismatch, false);
-  assert.equal(Math.round(Number(bill?.engine_total) * 100), bill?.gross, 'the invoice is the engine’s total');
-  return id;
-}
 
 describe('a roaming hub in front of two CPO parties (the sandbox network with topology hub)', () => {
   it('is connected: its credentials name only the hub; its ClientInfo is pulled first, then both parties’ catalogues via the hub', async () => {
@@ -155,7 +110,7 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
 
   it('charges at each party’s EVSE through the hub: commands to the final party, what the hub forwards routed by its original party', async () => {
     for (const party of hub.parties) {
-      const sessionId = await chargeAt(scenarioEvseId(party, 'NORMAL'));
+      const { id: sessionId } = await chargeToInvoice(ctx, scenarioEvseId(party, 'NORMAL'));
       const location = scenarioLocationId(party);
       const start = hubProxy.exchanges.find((e) => e.path.endsWith('/START_SESSION') && (e.requestBody as { location_id: string }).location_id === location);
       assert.ok(start);
@@ -231,7 +186,7 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
 
     await hub.setClientStatus(second, 'CONNECTED');
     assert.equal(await status(second), 'CONNECTED');
-    await chargeAt(scenarioEvseId(second, 'NORMAL'));
+    await chargeToInvoice(ctx, scenarioEvseId(second, 'NORMAL'));
     // Our own copy of the ClientInfo, as the hub may GET it back.
     const [peer] = (await hub.listPeers()).filter((p) => p.status === 'REGISTERED');
     assert.ok(peer?.theirToken);
@@ -261,6 +216,28 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
     assert.match(listed.stdout, /^hub {2}connected {2}NL\*HUB {2}OCPI 2\.2\.1 .* hub, 2 CPO parties behind it \(1 connected\) .*token pushes: broadcast$/m);
     await hub.setClientStatus(second, 'CONNECTED');
     assert.equal((await cli('cpo', 'show', 'nope')).code, 1);
+  });
+
+  it('serves its ClientInfo list page by page, filtered on last_updated (the sandbox hub’s Sender interface)', async () => {
+    const [peer] = (await hub.listPeers()).filter((p) => p.status === 'REGISTERED');
+    assert.ok(peer?.ourToken);
+    const get = async (query: string) => {
+      const res = await fetch(`${hub.versionsUrl.replace(/\/versions$/, '/2.2.1/hubclientinfo')}?${query}`, {
+        headers: { authorization: `Token ${Buffer.from(peer.ourToken as string).toString('base64')}` },
+      });
+      const body = (await res.json()) as { status_code: number; data: Party[] };
+      assert.equal(body.status_code, 1000, query);
+      return { parties: body.data.map(code), total: res.headers.get('x-total-count'), link: res.headers.get('link') };
+    };
+    const all = hub.parties.map(code).sort();
+    const first = await get('limit=1');
+    assert.deepEqual([first.parties.length, first.total], [1, '2']);
+    assert.match(String(first.link), /offset=1&limit=1>; rel="next"$/);
+    const second = await get('offset=1&limit=1');
+    assert.deepEqual([...first.parties, ...second.parties].sort(), all);
+    assert.equal(second.link, null, 'the last page');
+    assert.deepEqual(await get(`date_from=${new Date(Date.now() + 3_600_000).toISOString()}`), { parties: [], total: '0', link: null });
+    assert.deepEqual((await get('date_from=2000-01-01T00:00:00Z&date_to=2999-01-01T00:00:00Z')).parties.sort(), all);
   });
 
   it('refuses what a hub forwards for a party not behind it, or for another party than OCPI-from names; ClientInfo only from a hub', async () => {
@@ -306,5 +283,112 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
     const refused = (await res.json()) as { status_code: number; status_message: string };
     assert.deepEqual([res.status, refused.status_code], [200, 2001]);
     assert.match(refused.status_message, /not a hub/);
+  });
+});
+
+/** A hub that only serves its ClientInfo list (GET .../hubclientinfo, one page): whatever `listed()` holds at the time. */
+async function fakeHub(listed: () => unknown[]) {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || !req.url?.startsWith('/hubclientinfo')) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ data: listed(), status_code: 1000, timestamp: new Date().toISOString() }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('a hub’s ClientInfo that is old, invalid, no longer listed, or of a party reached directly (a fake hub)', () => {
+  const HOUR = 3_600_000;
+  const info = (p: Party, status: string, at: number) => ({ ...p, role: 'CPO', status, last_updated: new Date(at).toISOString() });
+  const partiesOf = async (name: string) => {
+    const connection = await ctx.ocpi.connections.findByName(name);
+    assert.ok(connection, name);
+    return (await ctx.ocpi.connections.parties(connection)).map((p) => `${p.role}:${code(p)}:${p.source}:${p.hub_status}`).sort();
+  };
+  /** A ClientInfo the hub of `token` pushes (PUT), as on the wire. */
+  const push = async (token: string, body: ReturnType<typeof info>) => {
+    const res = await fetch(`${ctx.config.publicBaseUrl}/ocpi/2.2.1/hubclientinfo/${body.country_code}/${body.party_id}`, {
+      method: 'PUT',
+      headers: { authorization: `Token ${Buffer.from(token).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, code: ((await res.json()) as { status_code: number }).status_code };
+  };
+
+  it('pulls its list: an invalid item skipped alone, a party held directly left to its connection, an older ClientInfo changes nothing, a party no longer listed dropped', async () => {
+    const [A, B, C, DIRECT] = [
+      { country_code: 'DE', party_id: 'FHA' },
+      { country_code: 'DE', party_id: 'FHB' },
+      { country_code: 'DE', party_id: 'FHC' },
+      { country_code: 'BE', party_id: 'DIR' },
+    ] as const;
+    let listed: unknown[] = [];
+    const fake = await fakeHub(() => listed);
+    try {
+      await registerPeer(ctx.ocpi, ctx, {
+        name: 'fake-hub',
+        hub: { country_code: 'DE', party_id: 'FHU' },
+        endpoints: [{ identifier: 'hubclientinfo', role: 'SENDER', url: `${fake.url}/hubclientinfo` }],
+      });
+      await registerPeer(ctx.ocpi, ctx, { name: 'direct', parties: [DIRECT] });
+      const connection = await ctx.ocpi.connections.findByName('fake-hub');
+      assert.ok(connection);
+      const now = Date.now();
+      listed = [info(A, 'CONNECTED', now), info(B, 'CONNECTED', now), info(DIRECT, 'CONNECTED', now), info(C, 'ASLEEP', now)];
+      const first = await ctx.ocpi.sync.syncConnection(connection);
+      assert.deepEqual(first.failed, []);
+      assert.equal(first.skipped, 1, 'the invalid ClientInfo (status ASLEEP), alone');
+      assert.equal(first.hubclientinfo, 3);
+      assert.deepEqual(await partiesOf('fake-hub'), [
+        `CPO:${code(A)}:hubclientinfo:CONNECTED`,
+        `CPO:${code(B)}:hubclientinfo:CONNECTED`,
+        'HUB:DE*FHU:credentials:null',
+      ]);
+      assert.deepEqual(await partiesOf('direct'), [`CPO:${code(DIRECT)}:credentials:null`], 'the direct route stays');
+
+      // The next list: A's ClientInfo an hour older than the one held (OFFLINE), B no longer listed.
+      listed = [info(A, 'OFFLINE', now - HOUR), info(DIRECT, 'OFFLINE', now + 1000)];
+      const second = await ctx.ocpi.sync.syncConnection(connection);
+      assert.deepEqual([second.failed, second.skipped, second.hubclientinfo], [[], 0, 2]);
+      assert.deepEqual(await partiesOf('fake-hub'), [`CPO:${code(A)}:hubclientinfo:CONNECTED`, 'HUB:DE*FHU:credentials:null']);
+      assert.deepEqual(await partiesOf('direct'), [`CPO:${code(DIRECT)}:credentials:null`]);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('a pushed ClientInfo older than the one held, or from another hub, changes nothing; a party the hub reported is taken over by its own registration', async () => {
+    const token = await registerPeer(ctx.ocpi, ctx, { name: 'pushing-hub', hub: { country_code: 'DE', party_id: 'PHU' } });
+    const party = { country_code: 'DE', party_id: 'PHA' };
+    const now = Date.now();
+    assert.deepEqual(await push(token, info(party, 'CONNECTED', now)), { status: 201, code: 1000 });
+    assert.deepEqual(await push(token, info(party, 'OFFLINE', now - HOUR)), { status: 200, code: 1000 }, 'taken, not applied');
+    assert.deepEqual(await partiesOf('pushing-hub'), [`CPO:${code(party)}:hubclientinfo:CONNECTED`, 'HUB:DE*PHU:credentials:null']);
+    assert.deepEqual(await push(token, info(party, 'OFFLINE', now + 1000)), { status: 200, code: 1000 });
+    assert.deepEqual(await partiesOf('pushing-hub'), [`CPO:${code(party)}:hubclientinfo:OFFLINE`, 'HUB:DE*PHU:credentials:null']);
+    // Another hub that reports the party leaves it to the first: the route stays.
+    const other = await registerPeer(ctx.ocpi, ctx, { name: 'other-hub', hub: { country_code: 'DE', party_id: 'OHU' } });
+    assert.deepEqual(await push(other, info(party, 'CONNECTED', now + 1500)), { status: 200, code: 1000 });
+    assert.deepEqual(await partiesOf('other-hub'), ['HUB:DE*OHU:credentials:null']);
+    assert.deepEqual(await partiesOf('pushing-hub'), [`CPO:${code(party)}:hubclientinfo:OFFLINE`, 'HUB:DE*PHU:credentials:null']);
+
+    // The party registers with us itself: a direct connection is preferred to the route through the hub.
+    await registerPeer(ctx.ocpi, ctx, { name: 'party-itself', parties: [party] });
+    assert.deepEqual(await partiesOf('party-itself'), [`CPO:${code(party)}:credentials:null`]);
+    assert.deepEqual(await partiesOf('pushing-hub'), ['HUB:DE*PHU:credentials:null']);
+    // What the hub says of it afterwards leaves the direct route alone.
+    assert.deepEqual(await push(token, info(party, 'CONNECTED', now + 2000)), { status: 200, code: 1000 });
+    assert.deepEqual(await partiesOf('party-itself'), [`CPO:${code(party)}:credentials:null`]);
+    assert.deepEqual(await partiesOf('pushing-hub'), ['HUB:DE*PHU:credentials:null']);
   });
 });

@@ -13,9 +13,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
-import { FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
+import { chargeToInvoice, FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
 import { freePort, setupTestApp, type TestContext } from './helpers.ts';
-import { dataOf, type Exchange, type RecordingProxy, startRecordingProxy } from './ocpi-211-support.ts';
+import { code, dataOf, fromOf, type RecordingProxy, startRecordingProxy, toOf } from './ocpi-211-support.ts';
 import { eventually, USERS } from './payments-support.ts';
 
 let ctx: TestContext;
@@ -23,9 +23,6 @@ let platform: CpoSandbox;
 let proxy: RecordingProxy;
 
 type Party = { country_code: string; party_id: string };
-const code = (p: Party) => `${p.country_code}*${p.party_id}`;
-const toOf = (e: Exchange) => `${e.requestHeaders['ocpi-to-country-code']}*${e.requestHeaders['ocpi-to-party-id']}`;
-const fromOf = (e: Exchange) => `${e.requestHeaders['ocpi-from-country-code']}*${e.requestHeaders['ocpi-from-party-id']}`;
 
 before(async () => {
   ctx = await setupTestApp({ listen: 0, payments: { webhooks: true }, env: { OCPI_REQUEST_TIMEOUT_MS: '1500', OCPI_PAGE_LIMIT: '10' } });
@@ -48,43 +45,6 @@ after(async () => {
   await ctx?.close();
   await proxy?.close();
 });
-
-/** One user's session at `evseId`, from start to invoice; the session id. */
-async function chargeAt(evseId: string): Promise<string> {
-  const d = await newDriver(ctx);
-  const started = await ctx.call('POST', `${USERS}/${d.userId}/charging/start/`, { token: d.token, body: { payment_method_id: d.pm, evse_id: evseId } });
-  assert.equal(started.status, 201, started.text);
-  const id = started.body.id as string;
-  const get = async () => (await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/${id}/`, { token: d.token })).body;
-  await eventually(async () => (Number((await get()).consumed_energy) > 0 ? true : undefined), `energy at ${evseId}`, 10_000);
-  const stop = await ctx.call('POST', `${USERS}/${d.userId}/charging/stop/${id}/`, { token: d.token });
-  assert.equal(stop.status, 204, stop.text);
-  const completed = await eventually(
-    async () => {
-      const s = await get();
-      return s.status === 'completed' && s.session_cost.invoice_download ? s : undefined;
-    },
-    `completed with an invoice at ${evseId}`,
-    20_000,
-  );
-  const invoices = await ctx.call('GET', `${USERS}/${d.userId}/invoices/`, { token: d.token });
-  assert.equal(invoices.body.count, 1, 'invoiced once');
-  const holds = await ctx.db.query<{ status: string; amount_captured: number }>('SELECT status, amount_captured FROM payment_holds WHERE reference = $1', [
-    `session:${id}`,
-  ]);
-  assert.equal(holds.rows.length, 1);
-  assert.equal(holds.rows[0]?.status, 'captured', 'captured once');
-  assert.equal(holds.rows[0]?.amount_captured, Math.round(Number(completed.session_cost.invoice_summary) * 100));
-  const bill = (
-    await ctx.db.query<{ gross: number; engine_total: string; price_mismatch: boolean }>(
-      'SELECT gross, engine_total, price_mismatch FROM charging_bills WHERE session_id = $1',
-      [id],
-    )
-  ).rows[0];
-  assert.equal(bill?.price_mismatch, false);
-  assert.equal(Math.round(Number(bill?.engine_total) * 100), bill?.gross, 'the invoice is the engine’s total');
-  return id;
-}
 
 describe('a CPO platform hosting three parties (the sandbox network with parties: 3)', () => {
   it('is connected once; its credentials list the three parties as CPO roles, each with its own locations pulled', async () => {
@@ -113,7 +73,7 @@ describe('a CPO platform hosting three parties (the sandbox network with parties
     const [, second, third] = platform.parties;
     assert.ok(second && third);
     for (const party of [second, third]) {
-      const sessionId = await chargeAt(scenarioEvseId(party, 'NORMAL'));
+      const { id: sessionId } = await chargeToInvoice(ctx, scenarioEvseId(party, 'NORMAL'));
       const location = scenarioLocationId(party);
       const start = proxy.exchanges.find((e) => e.path.endsWith('/START_SESSION') && (e.requestBody as { location_id: string }).location_id === location);
       assert.ok(start, `START_SESSION at ${location}`);

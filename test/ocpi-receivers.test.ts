@@ -882,6 +882,57 @@ describe('pushes to CPOs (outbox)', () => {
     }
   });
 
+  it('a platform party that refuses a token for good does not hold it back from the others; one failing for now has it retried', async () => {
+    let busy = true;
+    // SE*ARF refuses the token for good (HTTP 404); SE*TMP is busy (503) the first time, then takes it.
+    const peer = await fakePeer((req, res) => {
+      const to = req.headers['ocpi-to-party-id'];
+      if (to === 'ARF') return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"status_code":2003,"timestamp":"2026-01-01T00:00:00Z"}');
+      if (to === 'TMP' && busy) {
+        busy = false;
+        return void res.writeHead(503).end();
+      }
+      answer(res, undefined);
+    });
+    try {
+      await connectedPeer(
+        'two-party-platform',
+        [
+          { country_code: 'SE', party_id: 'ARF' },
+          { country_code: 'SE', party_id: 'TMP' },
+        ],
+        {
+          endpoints: [{ identifier: 'tokens', role: 'RECEIVER', url: `${peer.url}/tokens` }],
+        },
+      );
+      const connection = await ctx.ocpi.connections.findByName('two-party-platform');
+      assert.ok(connection);
+      await repo.enqueuePush(ctx.db, push(connection.id, 'u-two', { key: 'u-two' }), ctx.clock.now());
+      const deliver = () =>
+        deliverDuePushes({
+          db: ctx.db,
+          clock: ctx.clock,
+          auth: ctx.ocpi.connections.peerAuth,
+          routing: (c, to) => ctx.ocpi.connections.routingTo(c, to),
+          timeoutMs: 2_000,
+        });
+      const to = () => peer.requests.map((r) => r.headers['ocpi-to-party-id']);
+      // The refusal does not stop the push to SE*TMP; SE*TMP failing for now postpones the push (nothing lost).
+      assert.deepEqual(await deliver(), { sent: 0, failed: 1 });
+      assert.deepEqual(to(), ['ARF', 'TMP']);
+      const queued = await ctx.db.query('SELECT 1 FROM ocpi_outbox WHERE connection_id = $1', [connection.id]);
+      assert.equal(queued.rows.length, 1, 'postponed, not dropped');
+      // Retried once due: the whole push, SE*ARF included (one outbox row per connection, a PUT is idempotent); it
+      // refuses again, SE*TMP takes it, and the push is done (counted failed: a party refused it for good).
+      ctx.clock.advance(3_600_000);
+      assert.deepEqual(await deliver(), { sent: 0, failed: 1 });
+      assert.deepEqual(to(), ['ARF', 'TMP', 'ARF', 'TMP']);
+      assert.equal((await ctx.db.query('SELECT 1 FROM ocpi_outbox WHERE connection_id = $1', [connection.id])).rows.length, 0);
+    } finally {
+      await peer.close();
+    }
+  });
+
   it('a CPO that does not answer costs one timeout per round; the other CPOs’ pushes go', async () => {
     const silent = await fakePeer(() => {});
     const quick = await fakePeer((_req, res) => answer(res, undefined));

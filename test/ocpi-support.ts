@@ -11,6 +11,8 @@ export interface PeerOptions {
   name: string;
   /** The CPO parties the connection holds (default DE/ABC). */
   parties?: { country_code: string; party_id: string }[];
+  /** A hub instead: its credentials name this one HUB role and no CPO party (those come in its ClientInfo). */
+  hub?: { country_code: string; party_id: string };
   versionsUrl?: string;
   endpoints?: repo.Endpoint[];
   rawTokens?: boolean;
@@ -32,11 +34,13 @@ export async function registerPeer(ocpi: Ocpi, deps: { db: Database; clock: Cloc
       versions_url: options.versionsUrl ?? 'http://127.0.0.1:9/versions',
       version: '2.2.1',
       endpoints: options.endpoints ?? [],
-      roles: (options.parties ?? [{ country_code: 'DE', party_id: 'ABC' }]).map((p) => ({
-        role: 'CPO',
-        ...p,
-        business_details: { name: `${name} operator` },
-      })),
+      roles: options.hub
+        ? [{ role: 'HUB', ...options.hub, business_details: { name: `${name} hub` } }]
+        : (options.parties ?? [{ country_code: 'DE', party_id: 'ABC' }]).map((p) => ({
+            role: 'CPO',
+            ...p,
+            business_details: { name: `${name} operator` },
+          })),
     },
     deps.clock.now(),
   );

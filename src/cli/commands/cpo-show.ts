@@ -3,28 +3,39 @@
 // token travels each way (raw or Base64), whether it is a platform of one or
 // more CPO parties or a hub, how our Token pushes are addressed to it, and its
 // parties (behind a hub: each with the hub's ClientInfo status).
-import type { Connection, ConnectionParty } from '../../modules/ocpi/repository.ts';
+import { sendsRawToken } from '../../modules/ocpi/connections-context.ts';
+import type { Connection, ConnectionParty, PeerRole } from '../../modules/ocpi/repository.ts';
 import type { CommandLine } from '../command-line.ts';
 import { print } from '../output.ts';
 import { ocpiOf, type Session } from '../session.ts';
 
 const code = (p: { country_code: string; party_id: string }) => `${p.country_code.toUpperCase()}*${p.party_id.toUpperCase()}`;
 
-/** A connection as `cpo list` and `cpo show` give it; `version` is the OCPI version negotiated in its handshake. */
-export function connectionView(c: Connection, parties: readonly ConnectionParty[]) {
-  const hub = c.roles.find((r) => r.role === 'HUB');
-  const cpo = c.roles.find((r) => r.role === 'CPO') ?? hub;
+/**
+ * What every `cpo` command says a connection is: its name, the party it stands for (its first CPO role; without one,
+ * `otherwise`), its status, the OCPI version negotiated in its handshake and the versions URL.
+ */
+export function identityOf(c: Connection, otherwise: PeerRole | undefined) {
+  const party = c.roles.find((r) => r.role === 'CPO') ?? otherwise;
   return {
     name: c.name,
-    country_code: cpo?.country_code ?? null,
-    party_id: cpo?.party_id ?? null,
+    country_code: party?.country_code ?? null,
+    party_id: party?.party_id ?? null,
     status: c.status,
     version: c.version,
     versions_url: c.versions_url,
+  };
+}
+
+/** A connection as `cpo list` and `cpo show` give it (a hub's: the hub's party). */
+export function connectionView(c: Connection, parties: readonly ConnectionParty[]) {
+  const hub = c.roles.find((r) => r.role === 'HUB');
+  return {
+    ...identityOf(c, hub),
     /** 'hub' (credentials with the HUB role: its parties come from its ClientInfo) or 'platform' (one or more CPO parties). */
     topology: hub ? 'hub' : 'platform',
     /** How we present our token to it, and how it presents its token to us (null: not seen yet). */
-    token_we_send: c.raw_tokens || c.version === '2.1.1' ? 'raw' : 'base64',
+    token_we_send: sendsRawToken(c) ? 'raw' : 'base64',
     token_it_sends: c.incoming_token_form,
     /** How a user's token is pushed: to each CPO party, once (to its first party), or as one Broadcast Push to a hub. */
     token_push: hub ? 'broadcast' : c.token_push,

@@ -6,6 +6,7 @@ import type { CommandLine } from '../command-line.ts';
 import { print, progress } from '../output.ts';
 import { serviceAddress } from '../service-address.ts';
 import { ocpiOf, type Session } from '../session.ts';
+import { identityOf } from './cpo-show.ts';
 
 /** The OCPI module for commands that hand our address to a CPO (connect, invite, rotate): at the address the service recorded, unless given. */
 async function ocpiAtServiceAddress(session: Session) {
@@ -13,18 +14,8 @@ async function ocpiAtServiceAddress(session: Session) {
   return ocpiOf({ db: session.db, config: { ...session.config, publicBaseUrl } });
 }
 
-/** What `cpo connect` says of the connection it made (cpo-show.ts gives the whole view). */
-function connectionView(c: Connection) {
-  const cpo = c.roles.find((r) => r.role === 'CPO') ?? c.roles[0];
-  return {
-    name: c.name,
-    country_code: cpo?.country_code ?? null,
-    party_id: cpo?.party_id ?? null,
-    status: c.status,
-    version: c.version,
-    versions_url: c.versions_url,
-  };
-}
+/** What `cpo connect` says of the connection it made (cpo-show.ts gives the whole view): without a CPO role, its first role's party. */
+const connectionView = (c: Connection) => identityOf(c, c.roles[0]);
 
 /** `cpo connect`'s exit code when the connection is stored and connected but pulling its data failed (in part or whole). */
 export const CONNECTED_PULL_FAILED = 3;

@@ -116,11 +116,16 @@ export function observer(ctx: ConnectionsContext, peer: string): Pick<OcpiPeerAu
   return { sender: 'emsp', ...(observeCall ? { observe: (module, outcome) => observeCall(peer, module, outcome) } : {}) };
 }
 
+/**
+ * Whether we present our credentials token to the peer as it is (raw) rather than Base64-encoded: a raw-token
+ * connection, or any 2.1.1 one (OCPI 2.1.1 sends the token as it is; 2.2.1 Base64-encodes it), whatever was configured.
+ */
+export const sendsRawToken = (connection: Pick<repo.Connection, 'raw_tokens' | 'version'>): boolean =>
+  connection.raw_tokens || connection.version === OCPI_2_1_1;
+
 export function peerAuth(ctx: ConnectionsContext, connection: repo.Connection): OcpiPeerAuth {
   if (!connection.outgoing_token) throw new ConnectionError(`connection ${connection.name} has no credentials token for the peer`);
-  // OCPI 2.1.1 sends the token as it is (2.2.1 Base64-encodes it): raw for a 2.1.1 connection, whatever was configured.
-  const rawToken = connection.raw_tokens || connection.version === OCPI_2_1_1;
-  return { token: connection.outgoing_token, rawToken, version: connection.version, ...observer(ctx, connection.name) };
+  return { token: connection.outgoing_token, rawToken: sendsRawToken(connection), version: connection.version, ...observer(ctx, connection.name) };
 }
 
 /** Roles must include a CPO (a platform of one or more CPO parties) or be a hub's, and the party the operator named if any. */

@@ -49,6 +49,17 @@ const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Which routes a TOKEN_A (before registration) may use. */
 export type TokenAccess = 'registration' | 'registered';
 
+/** What a route's config may say: which tokens it takes, the OCPI version it is of (default 2.2.1), and whether it is a configuration module. */
+export interface OcpiRouteConfig {
+  ocpiAccess?: TokenAccess;
+  ocpiVersion?: string;
+  /** A configuration module that takes a registered token (hubclientinfo): not routed, no routing headers. */
+  ocpiConfiguration?: boolean;
+}
+
+/** The OCPI part of the config of the route a request matched (none for a request no route matched). */
+export const routeConfigOf = (request: FastifyRequest): OcpiRouteConfig | undefined => request.routeOptions.config as OcpiRouteConfig | undefined;
+
 const COUNTRY_CODE = /^[A-Za-z]{2}$/;
 const PARTY_ID = /^[A-Za-z0-9]{3}$/;
 
@@ -122,7 +133,7 @@ function checkAddressedToUs(request: FastifyRequest, us: PartyRef): void {
 
 /** Whether a request is for a functional module (routed): a known route that is not versions or credentials. */
 function isFunctionalRoute(request: FastifyRequest): boolean {
-  const config = request.routeOptions.config as { ocpiAccess?: TokenAccess; ocpiVersion?: string; ocpiConfiguration?: boolean } | undefined;
+  const config = routeConfigOf(request);
   // OCPI 2.1.1 has no message routing: its routes (routes-v2_1_1.ts) answer without routing headers.
   if (config?.ocpiVersion === '2.1.1' || config?.ocpiConfiguration) return false;
   return request.routeOptions.url !== undefined && (config?.ocpiAccess ?? 'registered') === 'registered';
@@ -196,7 +207,7 @@ export function installOcpiEdge(
         throw new OcpiError(429, OCPI_STATUS.clientError, `Too many requests: this connection may make ${rateLimit.perMinute} requests per minute`);
       }
     }
-    const access = (request.routeOptions.config as { ocpiAccess?: TokenAccess } | undefined)?.ocpiAccess ?? 'registered';
+    const access = routeConfigOf(request)?.ocpiAccess ?? 'registered';
     if (access === 'registered' && connection.incoming_token_kind !== 'C') {
       // The cache may predate a handshake that completed a moment ago (in this process or another, whose
       // announcement is on its way): the database decides before the peer is refused.
@@ -209,7 +220,7 @@ export function installOcpiEdge(
     }
     request.ocpiAuthenticated = true;
     // Functional modules are routed (configuration modules, hubclientinfo among them, are not: their headers are not read).
-    if (access === 'registered' && !(request.routeOptions.config as { ocpiConfiguration?: boolean } | undefined)?.ocpiConfiguration) {
+    if (access === 'registered' && !routeConfigOf(request)?.ocpiConfiguration) {
       const party = await requestingParty(request, connection, deps.auth);
       if (party) request.ocpiParty = party;
       checkAddressedToUs(request, deps.us);
@@ -272,7 +283,7 @@ function moduleOfRoute(route: string | undefined): string | null {
 
 /** The OCPI version of a route when it is not 2.2.1 (2.2, 2.1.1: routes carry it in their config). */
 const versionOfRoute = (request: FastifyRequest) => {
-  const version = (request.routeOptions.config as { ocpiVersion?: string } | undefined)?.ocpiVersion;
+  const version = routeConfigOf(request)?.ocpiVersion;
   return version === '2.2.1' ? undefined : version;
 };
 

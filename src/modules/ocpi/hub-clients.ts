@@ -37,7 +37,7 @@ export async function storeClientInfo(deps: HubClientsDeps, db: Queryable, conne
 }
 
 /** PUT: a hub pushes a party's ClientInfo. Answers 201 (a party new to us) or 200. */
-export async function putClientInfo(deps: HubClientsDeps, connection: repo.Connection, party: PartyRef, body: unknown): Promise<boolean> {
+async function putClientInfo(deps: HubClientsDeps, connection: repo.Connection, party: PartyRef, body: unknown): Promise<boolean> {
   requireHub(connection);
   const object = requireObject(body);
   checkMatches(object, 'country_code', party.country_code);
@@ -47,7 +47,7 @@ export async function putClientInfo(deps: HubClientsDeps, connection: repo.Conne
 }
 
 /** GET: the ClientInfo of a party as we hold it from this hub (404 when the hub never reported it). */
-export async function getClientInfo(deps: HubClientsDeps, connection: repo.Connection, party: PartyRef): Promise<ClientInfo> {
+async function getClientInfo(deps: HubClientsDeps, connection: repo.Connection, party: PartyRef): Promise<ClientInfo> {
   requireHub(connection);
   const [info] = await repo.findHubClient(deps.db, connection.id, party.country_code, party.party_id);
   if (!info) throw new OcpiError(404, OCPI_STATUS.clientError, `No ClientInfo of ${party.country_code.toUpperCase()}*${party.party_id.toUpperCase()}`);

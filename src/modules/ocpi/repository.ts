@@ -358,9 +358,13 @@ export interface SessionLookupKey {
   evse_uid: string;
 }
 
+/** How many Sessions of one party, token and EVSE a 2.1.1 CDR is matched against: the newest. */
+export const SESSION_CANDIDATES_PER_KEY = 50;
+
 /**
  * A connection's Sessions of each of these parties, tokens and EVSEs (the candidates of 2.1.1 CDRs, which name no
- * session), newest first, in one query (the token uid index, migration 0028).
+ * session), in one query (the token uid index, migration 0028): for each key its newest SESSION_CANDIDATES_PER_KEY, newest
+ * first, so a token that charged thousands of times at one EVSE costs no more to match than one that charged fifty.
  */
 export async function sessionsOfTokensAtEvses(
   db: Queryable,
@@ -368,15 +372,18 @@ export async function sessionsOfTokensAtEvses(
   keys: readonly SessionLookupKey[],
 ): Promise<(SessionLookupKey & { id: string; start_date_time: string; connector_id: string })[]> {
   const { rows } = await db.query<SessionLookupKey & { id: string; start_date_time: string; connector_id: string }>(
-    `SELECT s.country_code, s.party_id, s.data->'cdr_token'->>'uid' AS token_uid, s.data->>'location_id' AS location_id,
-            s.data->>'evse_uid' AS evse_uid, s.id, s.data->>'start_date_time' AS start_date_time, s.data->>'connector_id' AS connector_id
+    `SELECT k.country_code, k.party_id, k.token_uid, k.location_id, k.evse_uid, s.id, s.start_date_time, s.connector_id
        FROM jsonb_to_recordset($2::jsonb) AS k(country_code text, party_id text, token_uid text, location_id text, evse_uid text)
-       JOIN ocpi_sessions s
-         ON (s.data->'cdr_token'->>'uid') = k.token_uid AND s.country_code = k.country_code AND s.party_id = k.party_id
-        AND s.data->>'location_id' = k.location_id AND s.data->>'evse_uid' = k.evse_uid
-      WHERE s.connection_id = $1
+       CROSS JOIN LATERAL (
+         SELECT s.id, s.data->>'start_date_time' AS start_date_time, s.data->>'connector_id' AS connector_id, s.last_updated
+           FROM ocpi_sessions s
+          WHERE (s.data->'cdr_token'->>'uid') = k.token_uid AND s.connection_id = $1 AND s.country_code = k.country_code
+            AND s.party_id = k.party_id AND s.data->>'location_id' = k.location_id AND s.data->>'evse_uid' = k.evse_uid
+          ORDER BY s.last_updated DESC
+          LIMIT $3
+       ) s
       ORDER BY s.last_updated DESC`,
-    [connectionId, JSON.stringify(keys)],
+    [connectionId, JSON.stringify(keys), SESSION_CANDIDATES_PER_KEY],
   );
   return rows;
 }

@@ -14,7 +14,7 @@ import type { Database } from '../../platform/db.ts';
 import type { RateLimiter } from '../../platform/rate-limit/limiter.ts';
 import { installOcpiBodyParsing } from './body-parsing.ts';
 import type { Connections } from './connections.ts';
-import { connectionOf, installOcpiEdge, sendOcpi, type TokenAccess } from './http.ts';
+import { connectionOf, installOcpiEdge, routeConfigOf, sendOcpi, type TokenAccess } from './http.ts';
 import type { HubClients } from './hub-clients.ts';
 import { OCPI_VERSION, versionOf } from './peer-versions.ts';
 import type { Receivers } from './receivers.ts';
@@ -38,13 +38,6 @@ export interface OcpiRoutesDeps {
 }
 
 type Params = Record<string, string>;
-/** What a route's config may say: which tokens it takes, the OCPI version it is of (default 2.2.1), and whether it is a configuration module. */
-export interface OcpiRouteConfig {
-  ocpiAccess?: TokenAccess;
-  ocpiVersion?: string;
-  /** A configuration module that takes a registered token (hubclientinfo): not routed, no routing headers. */
-  ocpiConfiguration?: boolean;
-}
 const partyOf = (p: Params) => ({ country_code: p.country_code as string, party_id: p.party_id as string });
 
 /**
@@ -52,7 +45,7 @@ const partyOf = (p: Params) => ({ country_code: p.country_code as string, party_
  * everything with a connection is in its negotiated version (its objects would be read in the wrong shape).
  */
 function requireConnectionVersion(request: FastifyRequest): void {
-  const config = request.routeOptions.config as OcpiRouteConfig | undefined;
+  const config = routeConfigOf(request);
   if (request.routeOptions.url === undefined || config?.ocpiAccess === 'registration') return;
   const version = versionOf(connectionOf(request));
   if (version !== (config?.ocpiVersion ?? OCPI_VERSION)) {

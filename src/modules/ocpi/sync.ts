@@ -86,7 +86,8 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
   // modules): a platform's first CPO party (a platform answers with the objects of all its parties, each naming its
   // own), a hub itself ("GET All via Hubs": the hub combines its parties' objects).
   const headers = deps.connections.routingTo(connection);
-  // The CPO parties whose objects are taken: the connection's, read when the pull reaches them (a hub's ClientInfo, pulled first, may add some).
+  // The CPO parties whose objects are taken: the connection's, read before the first module and again after a hub's
+  // ClientInfo (pulled first) is stored, which may add or drop some.
   let parties = new Set<string>();
   const counts: SyncCounts = { tariffs: 0, locations: 0, sessions: 0, cdrs: 0, skipped: 0, failed: [] };
   // A 2.1.1 CPO's objects go through the 2.1.1 adapter first: of its one party (2.1.1 objects name none), their tokens ours.
@@ -97,15 +98,15 @@ function pullRun(deps: SyncDeps, connection: repo.Connection, onProgress: SyncPr
     connection,
     counts,
     onProgress,
-    /**
-     * A page's objects as 2.2.1 has them, for the reader: a 2.2.1 peer's as they came; a 2.1.1 peer's converted,
-     * those that cannot be converted refused ('invalid'); a 2.2 peer's Sessions and CDRs with our party on their token.
-     */
     /** Reads the CPO parties the connection speaks for now. */
     async loadParties(): Promise<void> {
       const held = await repo.partiesOfConnection(deps.db, connection.id);
       parties = new Set(held.filter((p) => p.role === 'CPO').map((p) => `${p.country_code}*${p.party_id}`));
     },
+    /**
+     * A page's objects as 2.2.1 has them, for the reader: a 2.2.1 peer's as they came; a 2.1.1 peer's converted,
+     * those that cannot be converted refused ('invalid'); a 2.2 peer's Sessions and CDRs with our party on their token.
+     */
     async fromPeer(module: Exclude<PulledModule, 'hubclientinfo'>, items: unknown[]): Promise<{ items: unknown[]; refused: ObjectFindings[] }> {
       // 2.2: Sessions' and CDRs' tokens carry no party (ours, filled in); the rest is 2.2.1's shape (v2_2/adapter.ts).
       if (connection.version === OCPI_2_2) return { items: items.map((item) => pulledFrom22(module, item, us)), refused: [] };
@@ -269,6 +270,7 @@ async function pullHubClients(deps: SyncDeps, run: PullRun): Promise<void> {
     await repo.dropHubClientsExcept(tx, run.connection.id, listed);
   });
   run.counts.hubclientinfo = listed.length;
+  await run.loadParties();
 }
 
 async function pullSessions(deps: SyncDeps, run: PullRun, since: Date | undefined): Promise<void> {
@@ -345,6 +347,7 @@ export function createSync(deps: SyncDeps) {
       const full = options.full ?? false;
       const positions = await repo.syncPositions(db, connection.id);
       const run = pullRun(deps, connection, options.onProgress);
+      await run.loadParties();
       let changedCatalogue = false;
       let bulk = false;
       for (const module of PULLED_MODULES) {
@@ -369,7 +372,6 @@ export function createSync(deps: SyncDeps) {
             reason,
           });
         }
-        if (module === 'hubclientinfo') await run.loadParties();
         if (module === 'locations' && changedCatalogue) await finishCatalogue(connection, bulk);
       }
       if (run.counts.failed.length === 0) await repo.markSynced(db, connection.id, started);

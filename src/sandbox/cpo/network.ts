@@ -42,6 +42,12 @@ function inWindow(ms: number, page: PageQuery): boolean {
   return (!page.date_from || ms >= page.date_from.getTime()) && (!page.date_to || ms < page.date_to.getTime());
 }
 
+/** A page of `objects` (as a Sender interface serves them): those last updated in the page's window, from its offset. */
+export function pageOfObjects<T extends { last_updated: string }>(objects: readonly T[], page: PageQuery): { items: T[]; total: number } {
+  const matching = objects.filter((o) => inWindow(Date.parse(o.last_updated), page));
+  return { items: matching.slice(page.offset, page.offset + page.limit), total: matching.length };
+}
+
 export function createNetwork(options: NetworkOptions) {
   const catalogue = generateCatalogue({ locations: options.locations, seed: options.seed, now: new Date(DATASET_EPOCH) });
   const parties: GeneratedParty[] = options.parties === undefined ? catalogue.parties : catalogue.parties.slice(0, options.parties);
@@ -141,8 +147,7 @@ export function createNetwork(options: NetworkOptions) {
     },
 
     tariffPage(page: PageQuery): { items: OcpiTariff[]; total: number } {
-      const matching = tariffs.filter((t) => inWindow(Date.parse(t.last_updated), page));
-      return { items: matching.slice(page.offset, page.offset + page.limit), total: matching.length };
+      return pageOfObjects(tariffs, page);
     },
 
     tariff(countryCode: string, partyId: string, id: string): OcpiTariff | undefined {

@@ -5,6 +5,7 @@
 import { pageHeaders, parsePageQuery } from '../../ocpi-protocol/transport.ts';
 import type { Endpoint } from '../../ocpi-protocol/versions.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { pageOfObjects } from './network.ts';
 import type { Peers } from './peers.ts';
 import { authOf, BASE_PATH, type CpoApp, ok } from './server.ts';
 import type { NetworkTopology } from './topology.ts';
@@ -52,15 +53,8 @@ export function configurationRoutes(deps: ConfigurationRoutesDeps) {
     if (deps.topology.hub) {
       app.get(`${BASE_PATH}/${version}/hubclientinfo`, async (request, reply) => {
         const page = parsePageQuery(request.query as Record<string, unknown>, 100);
-        const matching = deps.topology
-          .clientInfos()
-          .filter(
-            (c) =>
-              (!page.date_from || Date.parse(c.last_updated) >= page.date_from.getTime()) &&
-              (!page.date_to || Date.parse(c.last_updated) < page.date_to.getTime()),
-          );
-        const items = matching.slice(page.offset, page.offset + page.limit);
-        void reply.headers(pageHeaders(`${versionUrl()}/hubclientinfo`, page, items.length, matching.length));
+        const { items, total } = pageOfObjects(deps.topology.clientInfos(), page);
+        void reply.headers(pageHeaders(`${versionUrl()}/hubclientinfo`, page, items.length, total));
         return ok(reply, clock, items);
       });
     }

@@ -19,6 +19,7 @@ import type { Session } from '../../ocpi-protocol/sessions.ts';
 import type { Token } from '../../ocpi-protocol/tokens.ts';
 import { invalidParameters, type PartyRef } from '../../ocpi-protocol/transport.ts';
 import { cdrTo211, connectorTo211, evseTo211, locationTo211, sessionPatchTo211, sessionTo211, tariffTo211 } from '../../ocpi-protocol/v2_1_1/cpo-objects.ts';
+import { withCdrTokenTo22 } from '../../ocpi-protocol/v2_2/adapter.ts';
 import type { Endpoint } from '../../ocpi-protocol/versions.ts';
 
 export const PERSONALITIES = ['2.2.1', '2.2', '2.1.1'] as const;
@@ -168,14 +169,6 @@ export function wire211(network: WireNetwork): Wire {
   };
 }
 
-/** A CdrToken as 2.2 has it: 2.2.1 added country_code and party_id (changelog, "Changes between OCPI 2.2 and 2.2.1"). */
-function withCdrToken22<T>(object: T): T {
-  const token = (object as { cdr_token?: unknown }).cdr_token;
-  if (!token || typeof token !== 'object') return object;
-  const { country_code: _cc, party_id: _pid, ...rest } = token as Json;
-  return { ...object, cdr_token: rest };
-}
-
 /**
  * An OCPI 2.2 CPO of the kind many are: it sends its credentials token unencoded and compares the one it is given as
  * it is (a Base64-encoded token is an unknown token: 401), and writes and reads 2.2's objects, which are 2.2.1's but
@@ -187,9 +180,10 @@ export const wire22: Wire = {
   version: '2.2',
   rawTokens: true,
   acceptsEncodedTokens: false,
-  session: (s) => withCdrToken22(s),
-  sessionPatch: (p) => withCdrToken22(p),
-  cdr: (c) => withCdrToken22(c),
+  // A CdrToken as 2.2 has it: 2.2.1 added country_code and party_id (the 2.2 adapter's, as we answer a 2.2 peer).
+  session: (s) => withCdrTokenTo22(s),
+  sessionPatch: (p) => withCdrTokenTo22(p),
+  cdr: (c) => withCdrTokenTo22(c),
   startSessionIn: (body) => {
     if (body && typeof body === 'object' && (body as Json).connector_id !== undefined) {
       throw invalidParameters('StartSession (OCPI 2.2) has no connector_id (OCPI 2.2.1 added it)');
