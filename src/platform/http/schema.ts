@@ -30,7 +30,7 @@ export const ProblemSchema = Type.Object(
 );
 
 /** Where the OpenAPI document keeps the problem body once (every error response refers to it). */
-export const PROBLEM_COMPONENT = 'Problem';
+const PROBLEM_COMPONENT = 'Problem';
 
 /**
  * The OpenAPI document with the problem body as one named component (`#/components/schemas/Problem`) instead of a

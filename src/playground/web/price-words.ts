@@ -59,7 +59,7 @@ export const CONNECTOR_NAMES = {
 } satisfies Record<ConnectorType, string>;
 
 const NAME_OF_CONNECTOR: Readonly<Record<string, string>> = CONNECTOR_NAMES;
-export const connectorName = (type: string): string => NAME_OF_CONNECTOR[type] ?? type;
+const connectorName = (type: string): string => NAME_OF_CONNECTOR[type] ?? type;
 
 const DAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'];
 const SHORT: Record<string, string> = { MONDAY: 'Mon', TUESDAY: 'Tue', WEDNESDAY: 'Wed', THURSDAY: 'Thu', FRIDAY: 'Fri', SATURDAY: 'Sat', SUNDAY: 'Sun' };
