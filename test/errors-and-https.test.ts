@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { buildApp } from '../src/app.ts';
 import { ConfigError, loadConfig, requireInvoiceIssuer } from '../src/platform/config.ts';
-import { createDatabase } from '../src/platform/db.ts';
 import { ERROR_CODES } from '../src/platform/errors.ts';
-import type { HttpApp } from '../src/platform/http/server.ts';
-import { assertProblem, BASE_URL, setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
+import { assertProblem, BASE_URL, type BrokenApp, brokenApp, setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
 
 let t: TestContext;
 let token: string;
@@ -163,20 +160,15 @@ describe('/problems', () => {
 });
 
 describe('500 and health', () => {
-  let broken: HttpApp;
-  let brokenDb: ReturnType<typeof createDatabase>;
+  let broken: BrokenApp;
 
   before(async () => {
-    brokenDb = createDatabase('postgres://nobody:wrong@127.0.0.1:1/none');
-    broken = await buildApp({ config: t.config, db: brokenDb, clock: t.clock, authenticate: t.clients.authenticate, catalogue: t.catalogue, logger: false });
+    broken = await brokenApp(t);
   });
-  after(async () => {
-    await broken.close();
-    await brokenDb.close();
-  });
+  after(() => broken.close());
 
   test('an unreachable database answers 503 service_unavailable with Retry-After and no internals', async () => {
-    const res = await broken.inject({
+    const res = await broken.app.inject({
       method: 'GET',
       url: '/api/v1/users/',
       headers: { authorization: `Bearer ${token}`, 'x-request-id': 'support-case-0001' },
@@ -192,7 +184,7 @@ describe('500 and health', () => {
   });
 
   test('a mutation on an unreachable database is a 503 as well (safe to repeat with the same Idempotency-Key)', async () => {
-    const res = await broken.inject({ method: 'POST', url: '/api/v1/users/', headers: { authorization: `Bearer ${token}` }, payload: {} });
+    const res = await broken.app.inject({ method: 'POST', url: '/api/v1/users/', headers: { authorization: `Bearer ${token}` }, payload: {} });
     assert.equal(res.statusCode, 503);
     const body = JSON.parse(res.body);
     assert.equal(body.error.type, 'service_unavailable');
@@ -201,7 +193,7 @@ describe('500 and health', () => {
   });
 
   test('/readyz is 503 when the database is unreachable and 200 ready when it answers', async () => {
-    const down = await broken.inject({ method: 'GET', url: '/readyz' });
+    const down = await broken.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(down.statusCode, 503);
     assert.deepEqual(JSON.parse(down.body), { status: 'unavailable' });
     const up = await t.call('GET', '/readyz');
@@ -213,7 +205,7 @@ describe('500 and health', () => {
     const res = await t.call('GET', '/healthz');
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { status: 'ok' });
-    const alive = await broken.inject({ method: 'GET', url: '/healthz' });
+    const alive = await broken.app.inject({ method: 'GET', url: '/healthz' });
     assert.equal(alive.statusCode, 200);
     assert.deepEqual(JSON.parse(alive.body), { status: 'ok' });
   });

@@ -2,25 +2,30 @@
 // HTTP, real PostgreSQL): a full session's status events in order on its live stream (each session object equal to
 // the session GET at its version, versions increasing) and its invoice.created, and the same events at a webhook
 // receiver, verified with the official standardwebhooks library; a failed start's pending and failed;
-// payment_method.attached/detached, debt.created/debt.paid and user.deleted once each by their action.
+// payment_method.attached/detached, debt.created/debt.paid and user.deleted once each by their action. Every event
+// body the tests read (streamed, stored, delivered) is held against its type's schema in the OpenAPI document's
+// `webhooks` section, which the SDK's event types are generated from.
 // The CPO pushes no progress between a session's status changes here (a long update interval), so that the
 // session GET can be caught at an event's version; test/events-progress.test.ts has the progress events.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { EVENT_TYPES } from '../src/modules/events/outbox.ts';
 import type { CpoSandbox, Scenario } from '../src/sandbox/cpo/index.ts';
 import { type Driver, newDriver, scenarioEvse, startCpoNetwork } from './charging-support.ts';
 import { openSse, type SseClient, type SseEvent, storedOnceReceived } from './events-support.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
 import { CARDS, connectCard, eventually, newOwner, type Owner, USERS } from './payments-support.ts';
-import { createEndpoint, deliveryOf, startReceiver, verify } from './webhooks-support.ts';
+import { createEndpoint, type DocumentedEvents, deliveryOf, documentedEvents, startReceiver, verify } from './webhooks-support.ts';
 
 let ctx: TestContext;
 let cpo: CpoSandbox;
+let documented: DocumentedEvents;
 const streams: SseClient[] = [];
 
 before(async () => {
   ctx = await setupTestApp({ listen: 0, payments: { webhooks: true }, env: { OCPI_REQUEST_TIMEOUT_MS: '1500' } });
   cpo = await startCpoNetwork(ctx, { sessionUpdateIntervalMs: 600_000 });
+  documented = documentedEvents((await ctx.call('GET', '/api/v1/openapi.json')).body);
 });
 after(async () => {
   for (const s of streams) s.close();
@@ -53,7 +58,12 @@ interface Body {
   data: { object: Record<string, unknown> & { version?: number; status?: string } };
   user_id: string | null;
 }
-const bodyOf = (e: SseEvent) => JSON.parse(e.data) as Body;
+/** An event body, once it is found to be what the document says. */
+function asDocumented(body: Body): Body {
+  documented.assertDocumented(body);
+  return body;
+}
+const bodyOf = (e: SseEvent) => asDocumented(JSON.parse(e.data) as Body);
 
 /** The stream's events until one of `type` arrived (that one included). */
 async function until(sse: SseClient, type: string, timeoutMs = 15_000): Promise<Body> {
@@ -64,7 +74,7 @@ async function until(sse: SseClient, type: string, timeoutMs = 15_000): Promise<
 /** The user's events of a type, as stored. */
 async function stored(userId: string, type: string): Promise<Body[]> {
   const { rows } = await ctx.db.query<{ body: Body }>('SELECT body FROM client_events WHERE user_id = $1 AND type = $2 ORDER BY seq', [userId, type]);
-  return rows.map((r) => r.body);
+  return rows.map((r) => asDocumented(r.body));
 }
 
 /** Waits until the payment processor's webhook of `type` about `objectId` has been applied (recorded as handled). */
@@ -93,6 +103,10 @@ async function runJobsUntil<T>(check: () => Promise<T | undefined>, what: string
 }
 
 const without = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+
+it("the OpenAPI document's webhooks are the event types the service records, each with its body", () => {
+  assert.deepEqual(documented.types, [...EVENT_TYPES]);
+});
 
 describe('charging session events', () => {
   it('a full session: pending, active, stopping, completed in order on its stream, each the session GET at its version; then invoice.created', async () => {
@@ -210,6 +224,7 @@ describe('charging session events', () => {
         assert.ok(request, `${event.body} reached the receiver`);
         assert.equal(request.body, event.body);
         assert.deepEqual(verify(endpoint.secret, request, ctx.clock), JSON.parse(event.body ?? ''));
+        asDocumented(JSON.parse(request.body));
       }
     } finally {
       await worker.stop();

@@ -12,7 +12,7 @@ import { type EventType, recordEvent } from '../src/modules/events/outbox.ts';
 import { createDatabase, type Queryable } from '../src/platform/db.ts';
 import { startDatabaseProxy } from './database-proxy-support.ts';
 import { insertSessionFor, openSse, type SseClient } from './events-support.ts';
-import { assertProblem, setupTestApp, type TestContext } from './helpers.ts';
+import { assertProblem, brokenApp, setupTestApp, type TestContext } from './helpers.ts';
 import { newOwner, newUser, type Owner, USERS } from './payments-support.ts';
 
 let ctx: TestContext;
@@ -267,26 +267,15 @@ describe('live session stream', () => {
   });
 
   it('answers 503 without internals when the database cannot be reached', async () => {
-    const brokenDb = createDatabase('postgres://nobody:wrong@127.0.0.1:1/none');
-    const broken = await buildApp({
-      config: ctx.config,
-      db: brokenDb,
-      clock: ctx.clock,
-      authenticate: ctx.clients.authenticate,
-      catalogue: ctx.catalogue,
-      ocpi: {},
-      payments: { processor: ctx.processor },
-      logger: false,
-    });
+    const broken = await brokenApp(ctx);
     try {
       const { owner, sessionId } = await ownerWithSession();
-      const res = await broken.inject({ method: 'GET', url: path(owner, sessionId), headers: { authorization: `Bearer ${owner.token}` } });
+      const res = await broken.app.inject({ method: 'GET', url: path(owner, sessionId), headers: { authorization: `Bearer ${owner.token}` } });
       assert.equal(res.statusCode, 503, res.body);
       assert.equal(JSON.parse(res.body).error.type, 'service_unavailable');
       assert.doesNotMatch(JSON.parse(res.body).detail, /ECONNREFUSED|postgres|127\.0\.0\.1|:1\b|SELECT/i);
     } finally {
       await broken.close();
-      await brokenDb.close();
     }
   });
 

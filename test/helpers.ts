@@ -269,3 +269,38 @@ export function assertProblem(res: TestResponse, status: number, code: ErrorCode
     for (const e of body.errors) assert.deepEqual(Object.keys(e).sort(), ['field', 'message']);
   }
 }
+
+/** Where no PostgreSQL answers: connections are refused at once. */
+const UNREACHABLE_DATABASE_URL = 'postgres://nobody:wrong@127.0.0.1:1/none';
+
+export interface BrokenApp {
+  app: HttpApp & { modules: AppModules };
+  /** The database that cannot be reached (for a worker made beside the app). */
+  db: Database;
+  /** Closes the app and its database. */
+  close(): Promise<void>;
+}
+
+/** The test app's modules (OCPI, payments with ctx's processor) built on a database that cannot be reached, for the 503 paths. */
+export async function brokenApp(ctx: TestContext): Promise<BrokenApp> {
+  const db = createDatabase(UNREACHABLE_DATABASE_URL);
+  const app = await buildApp({
+    config: ctx.config,
+    db,
+    clock: ctx.clock,
+    authenticate: ctx.clients.authenticate,
+    catalogue: ctx.catalogue,
+    ocpi: {},
+    payments: { processor: ctx.processor },
+    logger: false,
+  });
+  return {
+    app,
+    db,
+    async close() {
+      await app.modules.ocpi?.stop();
+      await app.close();
+      await db.close();
+    },
+  };
+}

@@ -7,13 +7,12 @@
 // problem they document, as the service renders problems.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Ajv } from 'ajv';
-import addFormatsImport from 'ajv-formats';
 import { ERROR_CODES } from '../src/platform/errors.ts';
 import type { CpoSandbox } from '../src/sandbox/cpo/index.ts';
 import { startCpoNetwork } from './charging-support.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
 import { newOwner } from './payments-support.ts';
+import { schemaValidator } from './schema-support.ts';
 
 type Json = Record<string, unknown>;
 interface Parameter {
@@ -101,9 +100,7 @@ describe('tags', () => {
 });
 
 describe('examples', () => {
-  // ajv-formats is CommonJS: its function is the default export under Node's ESM loader.
-  const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as (ajv: Ajv) => Ajv;
-  const ajv = addFormats(new Ajv({ strict: false, allErrors: true }));
+  const ajv = schemaValidator();
   /** Every (example, schema) pair of the document: parameters, request and response bodies, and schemas' own examples. */
   function pairs(): { where: string; value: unknown; schema: Json }[] {
     const found: { where: string; value: unknown; schema: Json }[] = [];

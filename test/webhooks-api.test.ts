@@ -7,10 +7,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { buildApp } from '../src/app.ts';
 import { recordEvent } from '../src/modules/events/outbox.ts';
-import { createDatabase } from '../src/platform/db.ts';
-import { assertProblem, setupTestApp, type TestContext } from './helpers.ts';
+import { assertProblem, brokenApp, setupTestApp, type TestContext } from './helpers.ts';
 import { createEndpoint, deliveriesOf, deliveryOf, ENDPOINTS, type Receiver, startReceiver, verify } from './webhooks-support.ts';
 
 let ctx: TestContext;
@@ -388,17 +386,9 @@ test('the routes are in the OpenAPI document', async () => {
 
 describe('with the database unreachable', () => {
   test('the routes answer 503 service_unavailable without internals, and the worker keeps polling with one warning', async () => {
-    const brokenDb = createDatabase('postgres://nobody:wrong@127.0.0.1:1/none');
-    const broken = await buildApp({
-      config: ctx.config,
-      db: brokenDb,
-      clock: ctx.clock,
-      authenticate: ctx.clients.authenticate,
-      catalogue: ctx.catalogue,
-      logger: false,
-    });
+    const broken = await brokenApp(ctx);
     const logged: { level: string; message: string }[] = [];
-    const worker = deliveryOf({ ...ctx, db: brokenDb }, { pollMs: 20, log: (level, message) => logged.push({ level, message }) });
+    const worker = deliveryOf({ ...ctx, db: broken.db }, { pollMs: 20, log: (level, message) => logged.push({ level, message }) });
     try {
       const client = await ctx.newClient();
       const id = randomUUID();
@@ -411,7 +401,7 @@ describe('with the database unreachable', () => {
         ['GET', `${ENDPOINTS}/${id}/deliveries/`],
         ['POST', `${ENDPOINTS}/${id}/deliveries/${randomUUID()}/retry/`],
       ] as const) {
-        const res = await broken.inject({ method, url, headers: { authorization: `Bearer ${client.token}` }, ...(payload ? { payload } : {}) });
+        const res = await broken.app.inject({ method, url, headers: { authorization: `Bearer ${client.token}` }, ...(payload ? { payload } : {}) });
         assert.equal(res.statusCode, 503, `${method} ${url}: ${res.body}`);
         assert.equal(JSON.parse(res.body).error.type, 'service_unavailable');
         assert.doesNotMatch(res.body, /ECONNREFUSED|postgres|127\.0\.0\.1|SELECT|INSERT/i);
@@ -430,7 +420,6 @@ describe('with the database unreachable', () => {
       );
     } finally {
       await broken.close();
-      await brokenDb.close();
     }
   });
 });

@@ -9,6 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import { createWebhookDelivery, type WebhookDelivery, type WebhookDeliveryDeps } from '../src/modules/webhooks/delivery.ts';
 import type { Clock } from '../src/platform/clock.ts';
 import type { TestContext } from './helpers.ts';
+import { schemaValidator } from './schema-support.ts';
 
 export const ENDPOINTS = '/api/v1/webhook-endpoints';
 
@@ -163,4 +164,47 @@ export async function deliveriesOf(ctx: TestContext, token: string, endpointId: 
     delivered_at: string | null;
     attempt_log: { attempt: number; started_at: string; finished_at: string | null; status_code: number | null; error: string | null }[];
   }[];
+}
+
+type JsonSchema = Record<string, unknown>;
+
+/** The schema with every object closed (no property beyond those it names), so an undocumented field is found too. */
+function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (!schema || typeof schema !== 'object') return schema;
+  const node = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, key === 'examples' || key === 'example' ? value : closed(value)]));
+  return node.type === 'object' && node.properties && node.additionalProperties === undefined ? { ...node, additionalProperties: false } : node;
+}
+
+export interface DocumentedEvents {
+  /** The event types the document's `webhooks` section describes. */
+  types: string[];
+  /** Throws, naming the event and each difference, unless `body` is what the document says an event of its type is. */
+  assertDocumented(body: unknown): void;
+}
+
+/**
+ * The OpenAPI document's `webhooks` section (what the SDK's ClientEvent/EventOf are generated from) as a check of
+ * real event bodies: each against `webhooks[type].post.requestBody.content['application/json'].schema`, with no
+ * field the schema does not name.
+ */
+export function documentedEvents(document: {
+  webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: JsonSchema }> } } }>;
+}): DocumentedEvents {
+  const ajv = schemaValidator();
+  const validators = new Map(
+    Object.entries(document.webhooks).map(([type, item]) => [
+      type,
+      ajv.compile(closed(item.post.requestBody.content['application/json']?.schema) as JsonSchema),
+    ]),
+  );
+  return {
+    types: [...validators.keys()],
+    assertDocumented(body) {
+      const type = (body as { type?: unknown } | null)?.type;
+      const validate = validators.get(String(type));
+      assert.ok(validate, `the event type ${JSON.stringify(type)} is in the document's webhooks`);
+      assert.ok(validate(body), `${String(type)} as documented: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body)}`);
+    },
+  };
 }

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { AppError } from '../platform/errors.ts';
 
-export interface PlaygroundAsset {
+interface PlaygroundAsset {
   body: Buffer;
   type: string;
 }

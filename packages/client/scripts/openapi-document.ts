@@ -47,7 +47,7 @@ export async function serviceDocument(): Promise<OpenApiDocument> {
   }
 }
 
-export const CLIENT_PATH_PREFIX = '/api/v1/';
+const CLIENT_PATH_PREFIX = '/api/v1/';
 
 /** The client API's part of the document: its paths under /api/v1, everything else as it is. */
 export function clientDocument(document: OpenApiDocument): OpenApiDocument {

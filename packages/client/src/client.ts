@@ -35,7 +35,7 @@ export function randomKey(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-export function transportOf(options: ClientOptions): Transport {
+function transportOf(options: ClientOptions): Transport {
   let url: URL | undefined;
   try {
     url = new URL(options.baseUrl);
@@ -64,7 +64,7 @@ type LooseOptions = CallOptions & { path?: unknown; query?: unknown; body?: unkn
 const METHODS: Record<Method, Call['method']> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', delete: 'DELETE' };
 
 /** The transport's call for `method path` with the typed options of that operation. */
-export function callOf(method: Method, path: string, options: LooseOptions = {}): Call {
+function callOf(method: Method, path: string, options: LooseOptions = {}): Call {
   return {
     method: METHODS[method],
     path,

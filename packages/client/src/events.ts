@@ -42,22 +42,33 @@ export interface SseMessage {
   id: string | undefined;
   event: string;
   data: string;
-  /** A `retry:` field: the reconnection delay the server asks for, in ms. */
+  /**
+   * The reconnection delay the server asks for, in ms: its last `retry:` field on this stream so far (in this
+   * message or before it, as an EventSource keeps it), undefined while it sent none.
+   */
   retry: number | undefined;
 }
+
+/** A line ends at \n, \r\n or a lone \r. */
+const LINE_END = /\r\n|\n|\r/;
 
 /** Parses an event stream's text into messages, as an EventSource does: fields, multi-line data, comments ignored. */
 export async function* parseEventStream(chunks: AsyncIterable<string>): AsyncGenerator<SseMessage, void, undefined> {
   let buffer = '';
-  let message: { id?: string; event?: string; data: string[]; retry?: number } = { data: [] };
+  let message: { id?: string; event?: string; data: string[] } = { data: [] };
+  let retry: number | undefined;
+  // The last chunk ended with \r: that ended its line at once (the event must not wait for the server's next bytes),
+  // so a \n opening the next chunk is the second half of that \r\n, not an empty line.
+  let afterCr = false;
   for await (const chunk of chunks) {
-    buffer += chunk;
-    // A line ends at \n, \r\n or \r; a \r at the very end may be the first half of \r\n: wait for more.
-    for (let match = /\r\n|\n|\r(?!$)/.exec(buffer); match; match = /\r\n|\n|\r(?!$)/.exec(buffer)) {
+    buffer += afterCr && chunk.startsWith('\n') ? chunk.slice(1) : chunk;
+    if (chunk !== '') afterCr = false;
+    for (let match = LINE_END.exec(buffer); match; match = LINE_END.exec(buffer)) {
       const line = buffer.slice(0, match.index);
       buffer = buffer.slice(match.index + match[0].length);
+      if (match[0] === '\r' && buffer === '') afterCr = true;
       if (line === '') {
-        if (message.data.length > 0) yield { id: message.id, event: message.event ?? 'message', data: message.data.join('\n'), retry: message.retry };
+        if (message.data.length > 0) yield { id: message.id, event: message.event ?? 'message', data: message.data.join('\n'), retry };
         message = { data: [] };
         continue;
       }
@@ -68,7 +79,7 @@ export async function* parseEventStream(chunks: AsyncIterable<string>): AsyncGen
       if (field === 'data') message.data.push(value);
       else if (field === 'event') message.event = value;
       else if (field === 'id' && !value.includes('\0')) message.id = value;
-      else if (field === 'retry' && /^\d+$/.test(value)) message.retry = Number(value);
+      else if (field === 'retry' && /^\d+$/.test(value)) retry = Number(value);
     }
   }
 }

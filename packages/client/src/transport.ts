@@ -47,7 +47,7 @@ export function fillPath(template: string, params: Record<string, string | numbe
 }
 
 /** The query string as the API reads it: arrays as repeated parameters, booleans as true/false, absent values left out. */
-export function queryString(query: Record<string, unknown> = {}): string {
+function queryString(query: Record<string, unknown> = {}): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
     for (const item of Array.isArray(value) ? value : [value]) {
@@ -74,7 +74,7 @@ async function headersOf(transport: Transport, call: Call, idempotencyKey: strin
 }
 
 /** The Idempotency-Key a call sends: none for reads and for writes the API takes none on, else the caller's or a new one. */
-export function idempotencyKeyOf(transport: Transport, call: Call): string | undefined {
+function idempotencyKeyOf(transport: Transport, call: Call): string | undefined {
   if (call.method === 'GET' || call.idempotencyKey === false) return undefined;
   if (!IDEMPOTENT_WRITES.has(`${call.method} ${call.path}`)) return undefined;
   return call.idempotencyKey ?? transport.newIdempotencyKey();

@@ -2,9 +2,7 @@
 // billing details, pagination with for await, idempotent writes, typed problem errors.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildApp } from '../../../src/app.ts';
-import { createDatabase } from '../../../src/platform/db.ts';
-import { setupTestApp, type TestContext } from '../../../test/helpers.ts';
+import { brokenApp, setupTestApp, type TestContext } from '../../../test/helpers.ts';
 import { ApiError, type Client, createClient, isApiError, type User } from '../src/index.ts';
 
 let ctx: TestContext;
@@ -100,17 +98,9 @@ describe('the service saying "not now"', () => {
   });
 
   test('its 503 while the database is away is retried after its Retry-After, then thrown when it lasts', async () => {
-    const brokenDb = createDatabase('postgres://nobody:wrong@127.0.0.1:1/none');
-    const broken = await buildApp({
-      config: ctx.config,
-      db: brokenDb,
-      clock: ctx.clock,
-      authenticate: ctx.clients.authenticate,
-      catalogue: ctx.catalogue,
-      logger: false,
-    });
+    const broken = await brokenApp(ctx);
     try {
-      const brokenAddress = await broken.listen({ host: '127.0.0.1', port: 0 });
+      const brokenAddress = await broken.app.listen({ host: '127.0.0.1', port: 0 });
       const { token } = await ctx.newClient();
       const requests: number[] = [];
       const counting: typeof fetch = (input, init) => {
@@ -125,7 +115,6 @@ describe('the service saying "not now"', () => {
       assert.ok(error.retryAfter !== undefined && waited >= error.retryAfter * 1000 - 10, `waited ${waited} ms for Retry-After ${error.retryAfter}`);
     } finally {
       await broken.close();
-      await brokenDb.close();
     }
   });
 });

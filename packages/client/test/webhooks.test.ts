@@ -1,11 +1,12 @@
 // The SDK's webhook verifier on real deliveries: an endpoint made through the SDK, its test ping delivered by the
 // service's delivery worker to a real HTTP receiver, verified as received; refused when the body is tampered with,
 // the timestamp is old (or ahead), the secret is another; after a rotation either secret verifies. The official
-// standardwebhooks library agrees on every verdict (test/webhooks-support.ts).
+// standardwebhooks library agrees on every verdict (test/webhooks-support.ts). The ping is what the OpenAPI
+// document's `webhooks` section (the source of the SDK's event types) says a ping is.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setupTestApp, type TestContext } from '../../../test/helpers.ts';
-import { deliveryOf, type ReceivedRequest, type Receiver, startReceiver, verifies } from '../../../test/webhooks-support.ts';
+import { deliveryOf, documentedEvents, type ReceivedRequest, type Receiver, startReceiver, verifies } from '../../../test/webhooks-support.ts';
 import { type Client, createClient, verifyWebhook, WebhookVerificationError, type WebhookVerificationReason } from '../src/index.ts';
 
 let ctx: TestContext;
@@ -53,6 +54,7 @@ test('a real delivery verifies; a tampered body, an old or future timestamp, ano
   const headers = new Headers(Object.entries(request.headers).map(([k, v]) => [k, String(v)]));
   assert.equal((await verifyWebhook({ secret: endpoint.secret, headers, body: new TextEncoder().encode(request.body), now })).id, event.id);
   assert.ok(verifies(endpoint.secret, request, ctx.clock), 'the official library agrees');
+  documentedEvents((await ctx.call('GET', '/api/v1/openapi.json')).body).assertDocumented(JSON.parse(request.body));
 
   const tampered = request.body.replace('"ping"', '"ping" ');
   assert.equal(await refusal(verifyWebhook({ secret: endpoint.secret, headers: request.headers, body: tampered, now })), 'invalid_signature');

@@ -74,7 +74,7 @@ export const API_TAGS = [
 export type ApiTag = (typeof API_TAGS)[number]['name'];
 
 /** How the reference groups the tags in its sidebar (`x-tagGroups`). */
-export const TAG_GROUPS: { name: string; tags: ApiTag[] }[] = [
+const TAG_GROUPS: { name: string; tags: ApiTag[] }[] = [
   { name: 'Client API', tags: ['Users', 'Billing details', 'Payments', 'Stations', 'Charging', 'Invoices', 'Webhooks'] },
   { name: 'Service', tags: ['Health', 'Errors'] },
   { name: 'Payment processor', tags: ['Sandbox (payment processor stand-in)', 'Payment processor callbacks'] },
@@ -87,7 +87,7 @@ export const OPENAPI_EXTENSIONS = { 'x-tagGroups': TAG_GROUPS };
 const OCPI_OBJECTS: Record<number, string> = { 3: 'a Location', 4: 'an EVSE', 5: 'a Connector' };
 
 /** A one-line summary of an OCPI operation, from its method and path (any route the OCPI module adds gets one). */
-export function ocpiSummary(method: string, url: string): string {
+function ocpiSummary(method: string, url: string): string {
   const [, version, module, ...rest] = url.split('/').filter(Boolean) as [string, string | undefined, string | undefined, ...string[]];
   if (version === 'versions' && !module) return 'Versions: the OCPI versions we speak';
   if (!module) return `Version details: our OCPI ${version} endpoints`;

@@ -30,7 +30,7 @@ export const ProblemSchema = Type.Object(
 );
 
 /** Where the OpenAPI document keeps the problem body once (every error response refers to it). */
-export const PROBLEM_COMPONENT = 'Problem';
+const PROBLEM_COMPONENT = 'Problem';
 
 /**
  * The OpenAPI document with the problem body as one named component (`#/components/schemas/Problem`) instead of a
@@ -97,22 +97,9 @@ const EXAMPLE_PROBLEMS: Partial<Record<ErrorCode | `${ErrorCode} ${number}`, { d
   payment_processor_unavailable: { detail: 'The payment processor could not be reached; retry shortly.' },
 };
 
-/** The code a status is shown with when a route names none of its own. */
-const DEFAULT_CODE: Record<number, ErrorCode> = {
-  400: 'validation_error',
-  401: 'unauthorized',
-  402: 'payment_error',
-  403: 'https_required',
-  404: 'not_found',
-  409: 'conflict',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  422: 'idempotency_conflict',
-  424: 'charging_provider_error',
-  429: 'rate_limited',
-  500: 'unexpected_error',
-  503: 'service_unavailable',
-};
+/** The code a status is shown with when a route names none of its own: the first code of that status in ERROR_CODES. */
+const DEFAULT_CODE: Partial<Record<number, ErrorCode>> = {};
+for (const [code, { status }] of Object.entries(ERROR_CODES) as [ErrorCode, { status: number }][]) DEFAULT_CODE[status] ??= code;
 
 /** A problem body exactly as the service renders it (errors.ts), under the default address. */
 function exampleProblem(code: ErrorCode, status: number) {

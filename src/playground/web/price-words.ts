@@ -6,31 +6,31 @@
 // holds applies, and a weekday's own list comes before the ALL list. user_facing_price is incl. VAT: per kWh, per
 // minute (time and parking), or per session (session fee, our starting fee).
 
-export interface PriceItem {
-  time_from: string;
-  time_to: string;
-  date_from: string;
-  date_to: string;
-  user_facing_price: string;
-  tax: number;
-  grace_period_minutes: number | null;
-  blocking_cap: string | null;
-}
+import type { paths, Station } from '@charging-access/client';
+
+type StationPriceGroup = Station['price_groups'][number];
+type StationPriceItem = NonNullable<StationPriceGroup['prices']['kwh_price']>[string][number];
+
+/** The fields of an API price item the words use (a Station's items carry more, e.g. gross_price). */
+export type PriceItem = Pick<
+  StationPriceItem,
+  'time_from' | 'time_to' | 'date_from' | 'date_to' | 'user_facing_price' | 'tax' | 'grace_period_minutes' | 'blocking_cap'
+>;
 
 export type PriceSchedule = Record<string, PriceItem[]> | null;
 
-export interface PriceGroup {
-  type: string;
-  power: number;
-  evse_ids: string[];
-  prices: { time_price: PriceSchedule; kwh_price: PriceSchedule; blocking_fee: PriceSchedule; session_fee: PriceSchedule; starting_fee: PriceSchedule };
-  currency: string;
-  pre_authorization_amount: string;
-  is_fallback: boolean;
-}
+export type PriceGroup = Pick<StationPriceGroup, 'type' | 'power' | 'evse_ids' | 'currency' | 'pre_authorization_amount' | 'is_fallback'> & {
+  prices: Record<keyof StationPriceGroup['prices'], PriceSchedule>;
+};
+
+/** The connector standards the API lists (its filters also accept VENDOR_R/VENDOR_S, aliases of TESLA_R/TESLA_S). */
+type ConnectorType = Exclude<
+  NonNullable<NonNullable<paths['/api/v1/stations/tile/']['get']['parameters']['query']>['connector_types']>[number],
+  'VENDOR_R' | 'VENDOR_S'
+>;
 
 /** Connector standards (OCPI names, as the API lists and filters them) in the words on a charge point's label. */
-export const CONNECTOR_NAMES: Record<string, string> = {
+export const CONNECTOR_NAMES = {
   IEC_62196_T2: 'Type 2',
   IEC_62196_T2_COMBO: 'CCS (Combo 2)',
   CHADEMO: 'CHAdeMO',
@@ -56,9 +56,10 @@ export const CONNECTOR_NAMES: Record<string, string> = {
   IEC_60309_2_three_64: 'Industrial red, 3 phases 64 A',
   TESLA_R: 'Proprietary (R)',
   TESLA_S: 'Proprietary (S)',
-};
+} satisfies Record<ConnectorType, string>;
 
-export const connectorName = (type: string): string => CONNECTOR_NAMES[type] ?? type;
+const NAME_OF_CONNECTOR: Readonly<Record<string, string>> = CONNECTOR_NAMES;
+const connectorName = (type: string): string => NAME_OF_CONNECTOR[type] ?? type;
 
 const DAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'];
 const SHORT: Record<string, string> = { MONDAY: 'Mon', TUESDAY: 'Tue', WEDNESDAY: 'Wed', THURSDAY: 'Thu', FRIDAY: 'Fri', SATURDAY: 'Sat', SUNDAY: 'Sun' };
