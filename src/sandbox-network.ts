@@ -88,33 +88,48 @@ function probe(url: string, pinnedCertificatePem: string | undefined, timeoutMs:
   });
 }
 
+/** One try of a wait: what was waited for, or what is reported while waiting and the error if the wait gives up now. */
+export type WaitTry<T> = { value: T } | { waiting: string; gaveUp: string };
+
+/**
+ * Tries `attempt` every 500 ms until it gives a value; logs its `waiting` (info) every `reportEveryMs`, and throws
+ * its `gaveUp` once a try fails after `timeoutMs` (a wait given 0 ms tries once).
+ */
+export async function waitUntil<T>(attempt: () => Promise<WaitTry<T>>, options: { timeoutMs: number; reportEveryMs: number; log: Log }): Promise<T> {
+  const started = Date.now();
+  let reported = started;
+  for (;;) {
+    const tried = await attempt();
+    if ('value' in tried) return tried.value;
+    if (Date.now() - started >= options.timeoutMs) throw new Error(tried.gaveUp);
+    if (Date.now() - reported >= options.reportEveryMs) {
+      reported = Date.now();
+      options.log('info', tried.waiting);
+    }
+    await sleep(500);
+  }
+}
+
 /**
  * Waits until a service instance answers `<address>/readyz` with 200 (the network's handshake calls the service
  * back), reporting every `reportEveryMs`, and says which address answered. `address` is asked again at every try
  * (the service records its address when it starts: a new start may move it). `certificate` is the one to accept
  * on an https URL (undefined: the system's trust store). Throws after `timeoutMs`.
  */
-export async function waitForService(
+export function waitForService(
   address: () => Promise<string>,
   options: { certificate: () => Promise<string | undefined>; timeoutMs: number; reportEveryMs?: number; log: Log },
 ): Promise<string> {
-  const started = Date.now();
-  let reported = started;
-  for (;;) {
+  const tryOnce = async (): Promise<WaitTry<string>> => {
     const publicBaseUrl = await address();
     const url = `${publicBaseUrl}/readyz`;
     const answer = await probe(url, await options.certificate(), 5_000);
-    if ('status' in answer && answer.status === 200) return publicBaseUrl;
+    if ('status' in answer && answer.status === 200) return { value: publicBaseUrl };
     const why = 'status' in answer ? `status ${answer.status}` : answer.error;
-    if (Date.now() - started >= options.timeoutMs) {
-      throw new Error(
-        `no service instance answered ${url} within ${Math.round(options.timeoutMs / 1000)} s (last: ${why}); start one, or check PUBLIC_BASE_URL`,
-      );
-    }
-    if (Date.now() - reported >= (options.reportEveryMs ?? 10_000)) {
-      reported = Date.now();
-      options.log('info', `waiting for a service instance at ${url} (${why})`);
-    }
-    await sleep(500);
-  }
+    return {
+      waiting: `waiting for a service instance at ${url} (${why})`,
+      gaveUp: `no service instance answered ${url} within ${Math.round(options.timeoutMs / 1000)} s (last: ${why}); start one, or check PUBLIC_BASE_URL`,
+    };
+  };
+  return waitUntil(tryOnce, { timeoutMs: options.timeoutMs, reportEveryMs: options.reportEveryMs ?? 10_000, log: options.log });
 }

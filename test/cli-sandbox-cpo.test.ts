@@ -5,12 +5,13 @@
 // gets the network's stations. Real processes, a throw-away DATA_DIR.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ServiceProcess, startServiceProcess } from '../bench/service-process.ts';
 import type { Database } from '../src/platform/db.ts';
+import { embeddedPostgresOwner } from '../src/platform/embedded-postgres.ts';
 import { freePort } from '../src/platform/free-port.ts';
 import { createTestDatabase } from './helpers.ts';
 import { eventually } from './payments-support.ts';
@@ -111,6 +112,14 @@ test('on the embedded database, sandbox cpo started first waits for the service 
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   assert.equal(command.child.exitCode, null, command.said());
   assert.doesNotMatch(command.said(), /serving/);
+  assert.equal(await embeddedPostgresOwner(embeddedDir), undefined, 'the command runs no embedded PostgreSQL');
+  // Nor began to: a start writes postgres-password, initdb's scratch directory, then postgres and postgres.owner.
+  const made = await readdir(embeddedDir).catch(() => []);
+  assert.deepEqual(
+    made.filter((name) => name.startsWith('postgres')),
+    [],
+    'nothing of a PostgreSQL under DATA_DIR',
+  );
 
   service = await startServiceProcess({ ...common, PUBLIC_BASE_URL: '', CPO_SANDBOX: 'false', STATIONS_DEFAULT_LOCATIONS: '0' });
   await command.until('serving http', 60_000);

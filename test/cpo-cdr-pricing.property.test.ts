@@ -205,7 +205,6 @@ function newRow(r: Resolved, c: SessionCase): Row {
   const kw =
     'max_electric_power' in spec ? spec.max_electric_power / 1000 : (spec.max_voltage * spec.max_amperage * (spec.power_type === 'AC_3_PHASE' ? 3 : 1)) / 1000;
   const sim: SimState = {
-    anchorMs: c.startMs,
     compression: c.compression,
     cursorMs: c.startMs,
     activateAtMs: c.startMs,

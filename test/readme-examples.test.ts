@@ -32,7 +32,7 @@ const RUN_WITHIN_MS = 150_000;
 const ARTEFACTS = path.join(root, '.tmp', 'readme');
 const MARKER = /^<!-- example: ([a-z0-9-]+)(?: \((not run|file): (.+)\))? -->$/;
 
-export interface ReadmeBlock {
+interface ReadmeBlock {
   name: string;
   lang: string;
   code: string;
@@ -44,7 +44,7 @@ export interface ReadmeBlock {
 }
 
 /** The fenced blocks of a README with their markers; an unmarked shell block is an error (every example is run or says why not). */
-export function readmeBlocks(text: string): ReadmeBlock[] {
+function readmeBlocks(text: string): ReadmeBlock[] {
   const lines = text.split('\n');
   const blocks: ReadmeBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -69,7 +69,7 @@ export function readmeBlocks(text: string): ReadmeBlock[] {
 }
 
 /** What a block's `# prints: TEXT` comments say it prints, in order. */
-export const printsOf = (code: string) => [...code.matchAll(/#\s*prints:\s*(.+?)\s*$/gm)].map((m) => m[1] as string);
+const printsOf = (code: string) => [...code.matchAll(/#\s*prints:\s*(.+?)\s*$/gm)].map((m) => m[1] as string);
 
 const PRELUDE = [
   'set -euo pipefail',

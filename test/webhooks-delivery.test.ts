@@ -493,6 +493,33 @@ describe('the worker in the background', () => {
     }
   });
 
+  test('a paused endpoint’s due delivery is not something due: the claim stays one probe, and the delivery goes once it is enabled again', async () => {
+    const rx = await receiver();
+    const { client, endpoint } = await clientWithEndpoint(rx.url);
+    const event = await invoiceEvent(client.clientId);
+    const paused = await ctx.call('PATCH', `${ENDPOINTS}/${endpoint.id}/`, { token: client.token, body: { enabled: false } });
+    assert.equal(paused.status, 200, paused.text);
+    const worker = deliveryOf(ctx);
+    const other = await ctx.db.checkOut();
+    try {
+      await other.client.query('SELECT pg_advisory_lock($1)', [CLAIM_LOCK]);
+      const idle = await Promise.race([worker.runDue(), sleep(3_000).then(() => 'waited for the claim lock')]);
+      assert.equal(idle, 0, 'only a paused endpoint’s delivery due: answered without the lock');
+      await other.client.query('SELECT pg_advisory_unlock($1)', [CLAIM_LOCK]);
+    } finally {
+      await other.client.query('SELECT pg_advisory_unlock_all()');
+      other.release();
+    }
+    assert.equal(rx.requests.length, 0);
+    const resumed = await ctx.call('PATCH', `${ENDPOINTS}/${endpoint.id}/`, { token: client.token, body: { enabled: true } });
+    assert.equal(resumed.status, 200, resumed.text);
+    assert.equal(await worker.runDue(), 1);
+    assert.deepEqual(
+      rx.requests.map((r) => r.headers['webhook-id']),
+      [event.id],
+    );
+  });
+
   test('stop() cuts off a hung attempt within its grace period and gives the delivery back, due at once', async () => {
     const rx = await receiver();
     rx.answer = () => 'hang';

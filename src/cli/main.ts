@@ -53,7 +53,7 @@ async function run(argv: string[]): Promise<void> {
 
   if (line.command === 'sandbox cpo') {
     const config = loadConfig();
-    await runSandboxCpo({ config, openSession: () => openSession(config), ocpiOf });
+    await runSandboxCpo({ config, openSession: (databaseUrl) => openSession({ ...config, databaseUrl }), ocpiOf });
     return;
   }
 

@@ -3,16 +3,15 @@
 // database. It waits for the service's database, then for an instance at the
 // address the service recorded there when it started (PUBLIC_BASE_URL, HOST or
 // PORT given to this command win, as for `cpo invite`): the OCPI handshake
-// calls the service back. It connects the network if no connection to it
-// exists yet, and serves it until SIGINT/SIGTERM. Stopping a service instance
-// does not stop it.
+// calls the service back; both waits share one budget. It connects the network
+// if no connection to it exists yet, and serves it until SIGINT/SIGTERM.
+// Stopping a service instance does not stop it.
 import { readFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock } from '../platform/clock.ts';
 import type { Config } from '../platform/config.ts';
 import type { Database } from '../platform/db.ts';
-import { embeddedPostgresOwner } from '../platform/embedded-postgres.ts';
-import { startSandboxNetwork, waitForService } from '../sandbox-network.ts';
+import { serviceEmbeddedPostgresUrl } from '../platform/embedded-postgres.ts';
+import { startSandboxNetwork, type WaitTry, waitForService, waitUntil } from '../sandbox-network.ts';
 import { resolveServiceAddress } from './service-address.ts';
 
 const SERVICE_WAIT_MS = 5 * 60_000;
@@ -39,34 +38,29 @@ async function serviceCertificate(config: Config): Promise<string | undefined> {
   }
 }
 
-type OpenSession = () => Promise<{ db: Database; close(): Promise<void> }>;
+/** A session on the database at `databaseUrl` (never the embedded one started for it). */
+type OpenSession = (databaseUrl: string) => Promise<{ db: Database; close(): Promise<void> }>;
+type ServiceDatabase = Awaited<ReturnType<OpenSession>>;
 
 /**
  * The service's database, once it can be reached. The embedded one (no DATABASE_URL) is the service's to start
- * and stop: this process only joins it while a service runs it (started by us, it would be stopped under the
- * service when we stop). DATABASE_URL: connected once it answers.
+ * and stop: this process only joins it, at its URL, while a service runs it (started by us, it would be stopped
+ * under the service when we stop; a service that stops meanwhile makes the connection fail, and we wait on).
+ * DATABASE_URL: connected once it answers.
  */
-async function openServiceDatabase(config: Config, openSession: OpenSession): Promise<{ db: Database; close(): Promise<void> }> {
-  const started = Date.now();
-  let reported = started;
-  for (;;) {
+function openServiceDatabase(config: Config, openSession: OpenSession, timeoutMs: number): Promise<ServiceDatabase> {
+  const tryOnce = async (): Promise<WaitTry<ServiceDatabase>> => {
     let why: string;
-    if (!config.databaseUrl && (await embeddedPostgresOwner(config.dataDir)) !== 'service') {
+    try {
+      const databaseUrl = config.databaseUrl ?? (await serviceEmbeddedPostgresUrl(config.dataDir));
+      if (databaseUrl) return { value: await openSession(databaseUrl) };
       why = `no service runs the embedded PostgreSQL under ${config.dataDir} yet`;
-    } else {
-      try {
-        return await openSession();
-      } catch (error) {
-        why = (error as Error).message;
-      }
+    } catch (error) {
+      why = (error as Error).message;
     }
-    if (Date.now() - started >= SERVICE_WAIT_MS) throw new Error(`the service's database cannot be reached (${why}); start the service`);
-    if (Date.now() - reported >= REPORT_EVERY_MS) {
-      reported = Date.now();
-      line('info', `waiting for the service's database (${why})`);
-    }
-    await sleep(500);
-  }
+    return { waiting: `waiting for the service's database (${why})`, gaveUp: `the service's database cannot be reached (${why}); start the service` };
+  };
+  return waitUntil(tryOnce, { timeoutMs, reportEveryMs: REPORT_EVERY_MS, log: line });
 }
 
 export async function runSandboxCpo(deps: {
@@ -75,7 +69,8 @@ export async function runSandboxCpo(deps: {
   ocpiOf: (session: { config: Config; db: Database }) => import('../modules/ocpi/service.ts').Ocpi;
 }): Promise<void> {
   const { config } = deps;
-  const session = await openServiceDatabase(config, deps.openSession);
+  const deadline = Date.now() + SERVICE_WAIT_MS;
+  const session = await openServiceDatabase(config, deps.openSession, SERVICE_WAIT_MS);
   try {
     let waitingAt: string | undefined;
     const address = async () => {
@@ -87,7 +82,8 @@ export async function runSandboxCpo(deps: {
     const publicBaseUrl = await waitForService(address, {
       // Read at each try: a first start of the service generates its certificate while we wait.
       certificate: () => serviceCertificate(config).catch(() => undefined),
-      timeoutMs: SERVICE_WAIT_MS,
+      // What is left of the budget the database's wait started.
+      timeoutMs: Math.max(0, deadline - Date.now()),
       reportEveryMs: REPORT_EVERY_MS,
       log: line,
     });

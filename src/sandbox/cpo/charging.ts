@@ -164,7 +164,7 @@ const msFor = (sim: SimState, powerKw: number, kwh: number) => Math.ceil((kwh * 
  * When a scenario's car stops by itself (clock ms): after as much charging as `autoEndAfterS` seconds at its
  * real power would give, i.e. `autoEndAfterS / compression` seconds on the clock.
  */
-export function autoEndMs(sim: SimState, startMs: number): number {
+function autoEndMs(sim: SimState, startMs: number): number {
   return sim.autoEndAfterS === null ? Number.POSITIVE_INFINITY : startMs + Math.round((sim.autoEndAfterS * 1000) / sim.compression);
 }
 

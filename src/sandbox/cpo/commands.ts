@@ -130,7 +130,6 @@ function newSession(ctx: SimulationContext, peer: Peer, p: PendingStart, r: Reso
   const model = long ? (CARS.at(-1) as (typeof CARS)[number]) : drawn;
   const soc = long ? 0.1 : round(0.1 + random() * 0.4, 3);
   const sim: SimState = {
-    anchorMs: nowMs,
     compression: options.timeCompression,
     cursorMs: nowMs,
     activateAtMs: nowMs + options.activationDelayMs,

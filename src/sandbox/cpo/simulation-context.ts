@@ -93,8 +93,6 @@ export interface OpenPeriod {
  * timestamp runs ahead of it. Only energy is accelerated, by `compression`.
  */
 export interface SimState {
-  /** When the session was created. */
-  anchorMs: number;
   /** Energy per clock millisecond, as a multiple of what the car's power gives. */
   compression: number;
   /** Time up to which the session has been simulated (at most the clock's now). */
