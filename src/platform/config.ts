@@ -69,6 +69,8 @@ export interface Config {
   stationsDefaultLocations: number;
   /** Connections of this process's database pool (the built-in sandboxes have a pool of 10 of their own). */
   databasePoolSize: number;
+  /** DATABASE_AUTO_PREPARE: statements run often with values are prepared once per connection (src/platform/db.ts). */
+  databaseAutoPrepare: boolean;
   stationsSeed: number;
   /** Pricing of station price groups, in euros (scaled per currency). */
   pricing: {
@@ -446,6 +448,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1_200, 0, 2_147_483_647),
     stationsDefaultLocations: integer(env, 'STATIONS_DEFAULT_LOCATIONS', 20_000, 0, 3_000_000),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 2, 1_000),
+    databaseAutoPrepare: boolean(env, 'DATABASE_AUTO_PREPARE', true),
     stationsSeed: integer(env, 'STATIONS_SEED', 1, 0, 2 ** 31 - 1),
     pricing: pricingConfig(env),
     stripe: stripeConfig(env),

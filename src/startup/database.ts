@@ -25,7 +25,7 @@ export async function startDatabaseServer({ config, log, stops }: StartupContext
 
 /** The pool (its errors counted in the metrics, if any), migrated. */
 export async function openDatabase({ config, log, stops }: StartupContext, url: string, metrics: Metrics | undefined): Promise<Database> {
-  const db = createDatabase(url, { max: config.databasePoolSize, onError: metrics?.databaseError });
+  const db = createDatabase(url, { max: config.databasePoolSize, onError: metrics?.databaseError, autoPrepare: config.databaseAutoPrepare });
   stops.add('database pool', () => db.close());
 
   const migrations = await migrate(db);
@@ -41,7 +41,7 @@ export async function openDatabase({ config, log, stops }: StartupContext, url: 
  */
 export function openSandboxDatabase({ config, stops }: StartupContext, url: string, db: Database): Database {
   if (!config.stripe.sandbox && !config.ocpi.cpoSandbox.enabled) return db;
-  const sandboxDb = createDatabase(url, { max: 10, applicationName: 'charging-access-sandboxes' });
+  const sandboxDb = createDatabase(url, { max: 10, applicationName: 'charging-access-sandboxes', autoPrepare: config.databaseAutoPrepare });
   stops.add('sandbox database pool', () => sandboxDb.close());
   return sandboxDb;
 }

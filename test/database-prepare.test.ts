@@ -1,0 +1,70 @@
+// Statements prepared automatically (src/platform/db.ts): a text run with values for the third time in a process is
+// prepared on each connection that runs it, and answers as before; DATABASE_AUTO_PREPARE=false prepares nothing.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { createDatabase, type Database } from '../src/platform/db.ts';
+import { createTestDatabase } from './helpers.ts';
+
+let db: Database;
+let url: string;
+let drop: () => Promise<void>;
+
+before(async () => {
+  ({ db, url, drop } = await createTestDatabase());
+});
+after(() => drop());
+
+/** The statements prepared on the connection `work` runs on, after it ran. */
+async function preparedAfter(database: Database, work: (q: { query: Database['query'] }) => Promise<void>): Promise<string[]> {
+  return database.withClient(async (client) => {
+    await work(client);
+    const { rows } = await client.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements');
+    return rows.map((row) => row.statement);
+  });
+}
+
+describe('statements prepared automatically', () => {
+  it('a text run with values is prepared from its third run on, answers unchanged; one without values never', async () => {
+    // A text of its own (the names are per process and other tests of this file share them).
+    const text = `SELECT $1::int + 1 AS n, '${randomUUID()}' AS tag`;
+    const plain = `SELECT 41 + 1 AS n, '${randomUUID()}' AS tag`;
+    const answers: number[] = [];
+    const firstTwo = await preparedAfter(db, async (q) => {
+      for (let i = 0; i < 2; i++) answers.push((await q.query<{ n: number }>(text, [i])).rows[0]?.n ?? -1);
+    });
+    assert.deepEqual(
+      firstTwo.filter((s) => s === text),
+      [],
+      'not prepared after two runs',
+    );
+    const later = await preparedAfter(db, async (q) => {
+      for (let i = 2; i < 6; i++) answers.push((await q.query<{ n: number }>(text, [i])).rows[0]?.n ?? -1);
+      for (let i = 0; i < 6; i++) await q.query(plain);
+    });
+    assert.deepEqual(answers, [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(
+      later.filter((s) => s === text),
+      [text],
+      'prepared once on the connection',
+    );
+    assert.deepEqual(
+      later.filter((s) => s === plain),
+      [],
+      'a text without values is not prepared',
+    );
+  });
+
+  it('prepares nothing when turned off', async () => {
+    const off = createDatabase(url, { max: 1, autoPrepare: false });
+    try {
+      const text = `SELECT $1::int AS n, '${randomUUID()}' AS tag`;
+      const prepared = await preparedAfter(off, async (q) => {
+        for (let i = 0; i < 6; i++) assert.equal((await q.query<{ n: number }>(text, [i])).rows[0]?.n, i);
+      });
+      assert.deepEqual(prepared, []);
+    } finally {
+      await off.close();
+    }
+  });
+});
