@@ -187,6 +187,10 @@ describe('examples', () => {
       const shown = media.example ?? (items?.examples as unknown[] | undefined)?.[0];
       assert.ok(shown, `${method.toUpperCase()} ${path} ${status} has an example`);
     }
+    // The start answers a session the operator accepted and that has not begun charging: its example says so.
+    const started = doc.paths['/api/v1/users/{user_id}/charging/start/']?.post?.responses['201']?.content?.['application/json'];
+    const example = (started?.example ?? (started?.schema?.examples as unknown[] | undefined)?.[0]) as { status?: string; start_time?: unknown };
+    assert.deepEqual([example?.status, example?.start_time], ['pending', null]);
   });
 
   it("the GET operations' examples, sent as they are, answer 200 (the tile's z/x/y is a valid tile)", async () => {

@@ -6,7 +6,7 @@ import { PageOf, PageQuery, pageRequest, toPage } from '../../platform/http/pagi
 import { IdempotencyHeaders, Nullable, withErrors } from '../../platform/http/schema.ts';
 import type { HttpApp } from '../../platform/http/server.ts';
 import { UserIdParams } from '../users/schemas.ts';
-import { ChargingSession } from './schemas.ts';
+import { ChargingSession, StartedChargingSession } from './schemas.ts';
 import type { Charging } from './service.ts';
 
 const SessionParams = Type.Object({ user_id: Type.String(), session_id: Type.String() });
@@ -38,7 +38,7 @@ export function chargingRoutes(deps: ChargingRoutesDeps) {
             { payment_method_id: Type.String({ minLength: 1, maxLength: 255 }), evse_id: Type.String({ minLength: 1, maxLength: 255 }) },
             { additionalProperties: false },
           ),
-          response: withErrors({ 201: ChargingSession }, [400, 402, 404, 409, 422, 424, 503], {
+          response: withErrors({ 201: StartedChargingSession }, [400, 402, 404, 409, 422, 424, 503], {
             400: ['validation_error', 'payment_method_error'],
             402: ['payment_error', 'pre_authorization_failed'],
             409: ['billing_data_required', 'already_charging', 'station_availability_issue', 'conflict'],

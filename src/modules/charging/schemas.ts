@@ -83,6 +83,18 @@ const ACTIVE_SESSION_EXAMPLE = {
   version: 13,
 };
 
+/** The same session as POST .../charging/start/ answers it: the operator accepted, charging has not begun. */
+const PENDING_SESSION_EXAMPLE = {
+  ...ACTIVE_SESSION_EXAMPLE,
+  status: 'pending',
+  start_time: null,
+  duration: null,
+  consumed_energy: '0.000',
+  estimated_cost: null,
+  updated_at: '2026-03-02T09:15:05.158Z',
+  version: 4,
+};
+
 export const ChargingSession = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
@@ -137,5 +149,8 @@ export const ChargingSession = Type.Object(
   },
   { examples: [ACTIVE_SESSION_EXAMPLE] },
 );
+
+/** A session as the start answers it (201): the schema of ChargingSession with a pending example. */
+export const StartedChargingSession = Type.Object(ChargingSession.properties, { examples: [PENDING_SESSION_EXAMPLE] });
 
 export type ChargingSessionView = Static<typeof ChargingSession>;

@@ -2677,12 +2677,12 @@ export interface paths {
                         /**
                          * @example {
                          *       "id": "cc79d392-c8a5-4528-b7db-88a61859ca08",
-                         *       "status": "active",
+                         *       "status": "pending",
                          *       "is_active": true,
-                         *       "start_time": "2026-03-02T09:15:06.287Z",
+                         *       "start_time": null,
                          *       "end_time": null,
-                         *       "duration": 58,
-                         *       "consumed_energy": "9.683",
+                         *       "duration": null,
+                         *       "consumed_energy": "0.000",
                          *       "evse_id": "DE*HHC*ESCN*NORMAL",
                          *       "station_id": "aad2025b-7bdb-af25-fabf-99c597a533ca",
                          *       "station_info": {
@@ -2721,7 +2721,7 @@ export interface paths {
                          *         "invoice_discount": "0.00",
                          *         "currency": "EUR"
                          *       },
-                         *       "estimated_cost": "5.80",
+                         *       "estimated_cost": null,
                          *       "pre_authorization": {
                          *         "amount": "29.00",
                          *         "currency": "EUR",
@@ -2731,8 +2731,8 @@ export interface paths {
                          *       "failure_reason": null,
                          *       "rates": null,
                          *       "created_at": "2026-03-02T09:15:05.158Z",
-                         *       "updated_at": "2026-03-02T09:16:04.420Z",
-                         *       "version": 13
+                         *       "updated_at": "2026-03-02T09:15:05.158Z",
+                         *       "version": 4
                          *     }
                          */
                         "application/json": {
