@@ -68,7 +68,7 @@ export function eventsRoutes(deps: EventsRoutesDeps) {
           summary: 'Live events of a charging session (Server-Sent Events)',
           description:
             'The session’s client events as Server-Sent Events: on connect, every event of the session so far (or those after `Last-Event-ID` when the header is sent: a reconnecting EventSource sends it by itself), then each new one as it happens, in order: charging_session.pending, .active, .stopping, .completed or .failed (one per status change), charging_session.progress (at most one per EVENTS_PROGRESS_INTERVAL_MS while charging), invoice.created, debt.created and debt.paid. ' +
-            'The session in an event carries its `version`. A comment line `: keep-alive` comes every SSE_HEARTBEAT_MS. The stream stays open until the client closes it (or the service stops; reconnect with Last-Event-ID). ' +
+            'The session in an event carries its `version`. A comment line `: keep-alive` comes every SSE_HEARTBEAT_MS. The stream stays open until the client closes it (or the service stops; reconnect with Last-Event-ID). A client that reads nothing while more than 1 MiB waits for it for a whole heartbeat interval is cut off with a clean end: it reconnects with Last-Event-ID and misses nothing. ' +
             '400 for a malformed Last-Event-ID; 404 as for the session itself; 429 rate_limited beyond SSE_MAX_STREAMS_PER_CLIENT open streams of the client on one instance.',
           tags: ['Charging'],
           security: [{ bearerAuth: [] }],
