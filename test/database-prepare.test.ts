@@ -55,6 +55,24 @@ describe('statements prepared automatically', () => {
     );
   });
 
+  it('a statement gone stale on a connection (the schema changed under it) runs again unnamed, and is named anew later', async () => {
+    const table = `prepare_stale_${randomUUID().replaceAll('-', '')}`;
+    await db.query(`CREATE TABLE ${table} (id int PRIMARY KEY)`);
+    await db.query(`INSERT INTO ${table} VALUES (1)`);
+    const text = `SELECT * FROM ${table} WHERE id = $1`;
+    const rows = await db.withClient(async (client) => {
+      for (let i = 0; i < 4; i++) await client.query(text, [1]);
+      await client.query(`ALTER TABLE ${table} ADD COLUMN note text DEFAULT 'added'`);
+      // PostgreSQL refuses the prepared one now ("cached plan must not change result type").
+      const after = (await client.query(text, [1])).rows;
+      for (let i = 0; i < 4; i++) await client.query(text, [1]);
+      const prepared = await client.query<{ name: string }>('SELECT name FROM pg_prepared_statements WHERE statement = $1 ORDER BY name', [text]);
+      return { after, names: prepared.rows.map((r) => r.name) };
+    });
+    assert.deepEqual(rows.after, [{ id: 1, note: 'added' }]);
+    assert.equal(rows.names.length, 2, 'the stale statement and the one named anew');
+  });
+
   it('prepares nothing when turned off', async () => {
     const off = createDatabase(url, { max: 1, autoPrepare: false });
     try {

@@ -101,52 +101,80 @@ export interface DatabaseOptions {
 
 // Statements prepared automatically (issue 17: planning took 14 s of PostgreSQL's 56 s of statement time on the
 // money path, 169,151 plans for 290,405 statements). A statement text run with values for the AUTO_PREPARE_AFTER-th
-// time in this process gets a name; from then on each connection of the pool parses it once and afterwards only
-// binds and executes it. PostgreSQL plans such a statement anew for its first five runs on a connection, then keeps
-// one generic plan unless that one is estimated costlier than the plans it made for the values (plan_cache_mode
-// auto: the rule of every prepared statement). Npgsql's auto-prepare works the same way; asyncpg prepares every
-// statement. Bounded: at most MAX_AUTO_PREPARED names per process; PostgreSQL keeps a prepared statement per
-// connection until the connection ends, about 26 KB each (350 statements of the charging path, 7 runs each: 9 MB
-// in one backend), so a pool of 20 that runs the ~250 statements of the money path holds about 130 MB more at
-// most. Texts seen fewer times are forgotten beyond MAX_TEXTS_COUNTED. A text that
-// embeds values instead of passing them (SQL built from literals) is run with no values and never prepared.
-// DATABASE_AUTO_PREPARE=false turns it off (NamedStatement's names stay).
+// time on a pool gets a name; from then on each connection of the pool parses it once and afterwards only binds and
+// executes it. PostgreSQL plans such a statement anew for its first five runs on a connection, then keeps one
+// generic plan unless that one is estimated costlier than the plans it made for the values (plan_cache_mode auto:
+// the rule of every prepared statement). Npgsql's auto-prepare works the same way; asyncpg prepares every statement.
+//
+// Bounded: at most MAX_AUTO_PREPARED names per pool. PostgreSQL keeps a prepared statement per connection until the
+// connection ends, about 26 KB each (350 statements of the charging path, 7 runs each: 9 MB in one backend): a
+// connection that ran every statement of the money path (~250) holds about 6.5 MB more, and the bound is
+// MAX_AUTO_PREPARED x 26 KB (8 MB) per connection. Texts seen fewer times are forgotten beyond MAX_TEXTS_COUNTED. A
+// text that embeds values instead of passing them (SQL built from literals) is run with no values, never prepared.
+//
+// A prepared statement can go stale on a connection: the schema changed under a running process (a `SELECT *`
+// then answers 0A000 "cached plan must not change result type"), or pg closed it after failing to send a value
+// (26000 "prepared statement does not exist" at its next run). The text then loses its name (a new one is given
+// after AUTO_PREPARE_AFTER more runs) and the statement runs once more unnamed: outside a transaction it answers;
+// inside one the transaction has failed anyway. DATABASE_AUTO_PREPARE=false turns it off (NamedStatement's names stay).
 const AUTO_PREPARE_AFTER = 3;
-const MAX_AUTO_PREPARED = 500;
+const MAX_AUTO_PREPARED = 300;
 const MAX_TEXTS_COUNTED = 10_000;
-const autoNames = new Map<string, string>();
-const timesSeen = new Map<string, number>();
+
+interface AutoNames {
+  names: Map<string, string>;
+  timesSeen: Map<string, number>;
+  given: number;
+}
 
 /** The name `text` runs under, once it has been run often enough; undefined before that and beyond the bound. */
-function autoName(text: string): string | undefined {
-  const name = autoNames.get(text);
-  if (name !== undefined || autoNames.size >= MAX_AUTO_PREPARED) return name;
-  const seen = (timesSeen.get(text) ?? 0) + 1;
+function autoName(state: AutoNames, text: string): string | undefined {
+  const name = state.names.get(text);
+  if (name !== undefined || state.names.size >= MAX_AUTO_PREPARED) return name;
+  const seen = (state.timesSeen.get(text) ?? 0) + 1;
   if (seen < AUTO_PREPARE_AFTER) {
-    if (timesSeen.size >= MAX_TEXTS_COUNTED) timesSeen.clear();
-    timesSeen.set(text, seen);
+    if (state.timesSeen.size >= MAX_TEXTS_COUNTED) state.timesSeen.clear();
+    state.timesSeen.set(text, seen);
     return undefined;
   }
-  timesSeen.delete(text);
-  const named = `auto_${autoNames.size + 1}`;
-  autoNames.set(text, named);
+  state.timesSeen.delete(text);
+  const named = `auto_${++state.given}`;
+  state.names.set(text, named);
   return named;
 }
 
-/** A pg client that runs a statement text with values under its automatic name, once it has one (above). */
-class PreparingClient extends pg.Client {
-  // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; every call not rewritten goes through as it came
-  override query(...args: any[]): any {
-    const [config, values, callback] = args as [unknown, unknown, unknown];
-    const name = typeof config === 'string' && Array.isArray(values) ? autoName(config) : undefined;
-    const query = super.query as (...passed: unknown[]) => unknown;
-    return name ? query.call(this, { name, text: config, values }, callback) : query.apply(this, args);
+const isStalePrepared = (error: unknown) =>
+  error instanceof pg.DatabaseError && (error.code === '26000' || (error.code === '0A000' && /cached plan/.test(error.message)));
+
+/** A pg client class for one pool: it runs a statement text with values under its automatic name (above). */
+function preparingClient(state: AutoNames): typeof pg.Client {
+  return class PreparingClient extends pg.Client {
+    // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; every call not rewritten goes through as it came
+    override query(...args: any[]): any {
+      const [config, values, callback] = args as [unknown, unknown, unknown];
+      const query = super.query as (...passed: unknown[]) => Promise<pg.QueryResult>;
+      const name = typeof config === 'string' && Array.isArray(values) && callback === undefined ? autoName(state, config) : undefined;
+      if (!name) return query.apply(this, args);
+      return query.call(this, { name, text: config, values }).catch((error: unknown) => {
+        if (!isStalePrepared(error)) throw error;
+        if (state.names.get(config as string) === name) state.names.delete(config as string);
+        return query.call(this, config, values);
+      });
+    }
+  };
+}
+
+/** A COMMIT that PostgreSQL answered with ROLLBACK: a statement of the transaction had failed (its error was caught). */
+export class RolledBackAtCommit extends Error {
+  readonly code = '25P02';
+  constructor() {
+    super('the transaction was rolled back at COMMIT: one of its statements had failed');
   }
 }
 
 export function createDatabase(connectionString: string, options: DatabaseOptions = {}): Database {
   const pool = new pg.Pool({
-    ...(options.autoPrepare === false ? {} : { Client: PreparingClient }),
+    ...(options.autoPrepare === false ? {} : { Client: preparingClient({ names: new Map(), timesSeen: new Map(), given: 0 }) }),
     connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'charging-access',
@@ -168,7 +196,7 @@ export function createDatabase(connectionString: string, options: DatabaseOption
         // PostgreSQL answers a COMMIT of a transaction in which a statement failed with ROLLBACK, not an error: a
         // work function that caught that statement's error would otherwise be taken for committed.
         const commit = await client.query('COMMIT');
-        if (commit.command === 'ROLLBACK') throw new Error('the transaction was rolled back at COMMIT: one of its statements had failed');
+        if (commit.command === 'ROLLBACK') throw new RolledBackAtCommit();
         transactionEnded(client, true);
         return result;
       } catch (error) {
@@ -205,7 +233,7 @@ export function createDatabase(connectionString: string, options: DatabaseOption
 
 /** A failure of the database itself (a statement PostgreSQL refused, a lost or refused connection), not of the caller's own work. */
 function isDatabaseError(error: unknown): boolean {
-  return error instanceof pg.DatabaseError || isDatabaseUnavailable(error);
+  return error instanceof pg.DatabaseError || error instanceof RolledBackAtCommit || isDatabaseUnavailable(error);
 }
 
 /** The database with its failures told to `onError` (without one, queries stay the pool's own: no extra promise each). */
