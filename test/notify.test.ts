@@ -129,6 +129,25 @@ describe('notifications after commit', () => {
     }
   });
 
+  it('a transaction rolled back at COMMIT is a database failure its observer is told of (25P02)', async () => {
+    const seen: Error[] = [];
+    const observed = createDatabase(url, { max: 1, onError: (error) => seen.push(error) });
+    try {
+      await assert.rejects(
+        observed.transaction(async (tx) => {
+          await tx.query('SELECT 1 / 0').catch(() => {});
+        }),
+        (error: Error & { code?: string }) => error.code === '25P02',
+      );
+      assert.deepEqual(
+        seen.map((error) => (error as Error & { code?: string }).code),
+        ['25P02'],
+      );
+    } finally {
+      await observed.close();
+    }
+  });
+
   it('pending when the database is closed are sent first, not dropped', async () => {
     const heard = await hearing('notify_test_close');
     const other = createDatabase(url, { max: 2 });

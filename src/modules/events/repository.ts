@@ -45,11 +45,11 @@ export async function sessionEvents(
 
 const SESSIONS_WITH_EVENTS: NamedStatement = {
   name: 'events.sessions-with-events',
-  text: 'SELECT DISTINCT session_id FROM client_events WHERE seq > $1 AND seq <= $2 AND session_id = ANY($3::uuid[])',
+  text: 'SELECT DISTINCT session_id FROM client_events WHERE seq > $1 AND seq <= $2 AND session_id IS NOT NULL',
 };
 
-/** Which of these sessions have events with `after` < seq <= `upTo` (a range of the primary key). */
-export async function sessionsWithEvents(db: Queryable, sessionIds: string[], range: { after: number; upTo: number }): Promise<string[]> {
-  const { rows } = await db.query<{ session_id: string }>(SESSIONS_WITH_EVENTS, [range.after, range.upTo, sessionIds]);
+/** The sessions with events with `after` < seq <= `upTo` (a range of the primary key: the events of a few seconds). */
+export async function sessionsWithEvents(db: Queryable, range: { after: number; upTo: number }): Promise<string[]> {
+  const { rows } = await db.query<{ session_id: string }>(SESSIONS_WITH_EVENTS, [range.after, range.upTo]);
   return rows.map((row) => row.session_id);
 }

@@ -186,12 +186,12 @@ async function feed(hub: Hub, sessionId: string, streams: Stream[]): Promise<voi
 async function sweep(hub: Hub): Promise<void> {
   const { settled, swept } = hub;
   if (swept !== undefined && settled > swept) {
-    const sessions = await repo.sessionsWithEvents(hub.deps.db, [...hub.bySession.keys()], { after: swept, upTo: settled });
-    for (const sessionId of sessions) {
+    for (const sessionId of await repo.sessionsWithEvents(hub.deps.db, { after: swept, upTo: settled })) {
       for (const stream of hub.bySession.get(sessionId) ?? []) stream.target = Math.max(stream.target, settled);
     }
   }
-  hub.swept = settled;
+  // Unless the last stream closed meanwhile (then the next one to open starts afresh).
+  if (hub.bySession.size > 0) hub.swept = settled;
 }
 
 /** One round for every stream of the process: the horizon, then each waiting stream's session read up to it. */
@@ -208,8 +208,11 @@ async function round(hub: Hub): Promise<void> {
         stream.target = Math.max(stream.target, drawn);
       }
       if (sweeping) {
-        await sweep(hub);
-        hub.sweepDue = false;
+        hub.sweepDue = false; // a sweep asked for while this one reads is another one
+        await sweep(hub).catch((error: unknown) => {
+          hub.sweepDue = true;
+          throw error;
+        });
       }
       for (const [sessionId, streams] of hub.bySession) await feed(hub, sessionId, [...streams]);
     }
