@@ -14,6 +14,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db.ts';
 import { serviceUnavailable } from '../../platform/errors.ts';
 import type { Metrics } from '../../platform/metrics.ts';
+import { sharedPasses } from '../../platform/shared-passes.ts';
 import { type PricingConfig, pricingFor } from '../../pricing/country-pricing.ts';
 import { localIsoDateTime } from '../../pricing/local-time.ts';
 import { DEFAULT_PRE_AUTHORIZATION, derivePriceGroups, type GroupedEvse, type PriceGroup, tariffChanges } from '../../pricing/price-groups.ts';
@@ -728,29 +729,6 @@ async function warmLayouts(ctx: CatalogueContext, s: Snapshot): Promise<void> {
   }
 }
 
-/** `run` as a function whose calls while it runs coalesce into at most one more run (the calls share its promise). */
-function coalescing(run: () => Promise<void>): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  let runAgain = false;
-  return async () => {
-    if (running) {
-      runAgain = true;
-      return running;
-    }
-    running = (async () => {
-      try {
-        do {
-          runAgain = false;
-          await run();
-        } while (runAgain);
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
-  };
-}
-
 /** Whether station i passes `filter`, read from the per-station arrays (see classTable for whole classes). */
 function matcher(s: Snapshot, filter: StationFilter): (i: number) => boolean {
   const mask = filter.connectorMask;
@@ -999,8 +977,8 @@ export function createCatalogue(options: CatalogueOptions) {
   const tileCache = new Map<string, { at: number; tile: TileJson }>();
   const TILE_CACHE_MAX = 20_000;
 
-  /** Rebuilds the snapshot and swaps it in; concurrent calls coalesce into at most one more rebuild. */
-  const reload = coalescing(async () => {
+  /** Rebuilds the snapshot and swaps it in; calls during a rebuild share the one after it (sharedPasses). */
+  const { run: reload } = sharedPasses(async () => {
     const started = performance.now();
     const next = await buildSnapshot(db, pricing);
     await warmLayouts(ctx, next);

@@ -1,3 +1,5 @@
+import { sharedPasses } from '../../platform/shared-passes.ts';
+
 // The sandbox CPO's background work: the outbox delivery and the simulation
 // pass, every `tickMs` once started (the outbox also at once after a change).
 // Each pass is shared by overlapping callers (the timers, the outbox kick,
@@ -11,30 +13,15 @@ export interface SharedPass {
   running(): Promise<void> | undefined;
 }
 
-/** Delivers the due outbox; concurrent calls share one pass (and one more if asked meanwhile, unless `stopped`). */
+/**
+ * Delivers the due outbox; calls share passes (sharedPasses: a call during a pass joins the one after it, so a steady
+ * stream of kicks never keeps one promise pending), none after `stopped`.
+ */
 function sharedOutboxDelivery(deliverDue: () => Promise<unknown>, failed: (error: Error) => void, stopped: () => boolean): SharedPass {
-  let delivering: Promise<void> | undefined;
-  let deliverAgain = false;
-  return {
-    run(): Promise<void> {
-      if (delivering) {
-        deliverAgain = true;
-        return delivering;
-      }
-      delivering = (async () => {
-        do {
-          deliverAgain = false;
-          await deliverDue();
-        } while (deliverAgain && !stopped());
-      })()
-        .catch(failed)
-        .finally(() => {
-          delivering = undefined;
-        });
-      return delivering;
-    },
-    running: () => delivering,
-  };
+  const passes = sharedPasses(async () => {
+    if (!stopped()) await deliverDue().catch(failed);
+  });
+  return { run: passes.run, running: passes.current };
 }
 
 /** A pass that overlapping calls share (calls made meanwhile get the pass under way, not another one). */
