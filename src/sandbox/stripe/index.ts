@@ -66,8 +66,16 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
   const dueWork = sharedDueWork({ db, clock, engine, webhookSecret: keys.webhookSecret, log });
   const runDueWork = dueWork.run;
 
+  /** The pass whose failure is reported already: kicks that join one pass report it once, not once each. */
+  let reported: Promise<unknown> | undefined;
   function kick(): void {
-    if (timer && !closed) setImmediate(() => void runDueWork().catch(backgroundFailed));
+    if (!timer || closed) return;
+    setImmediate(() => {
+      const pass = runDueWork();
+      if (pass === reported) return;
+      reported = pass;
+      pass.catch(backgroundFailed);
+    });
   }
 
   /** Runs a browser stand-in operation in a transaction, then lets its events go out. */
