@@ -166,8 +166,9 @@ export async function embeddedPostgresOwner(dataDir: string): Promise<PostgresOw
  * meanwhile the connection fails instead of starting a server.
  */
 export async function serviceEmbeddedPostgresUrl(dataDir: string): Promise<string | undefined> {
+  if ((await embeddedPostgresOwner(dataDir)) !== 'service') return undefined;
   const server = await runningServer(path.join(dataDir, 'postgres'));
-  if (server === undefined || (await readOwner(path.join(dataDir, 'postgres.owner')))?.role !== 'service') return undefined;
+  if (server === undefined) return undefined;
   const password = (await readFile(path.join(dataDir, 'postgres-password'), 'utf8')).trim();
   return `${serverUrl(password, server.port)}/${DATABASE_NAME}`;
 }
