@@ -21,7 +21,7 @@ interface Group {
 }
 
 /** Live objects by group: "Name" for objects (their constructor), "(kind)" or "(kind) name" for the rest. */
-export function groups(heap: Snapshot): Map<string, Group> {
+function groups(heap: Snapshot): Map<string, Group> {
   const fields = heap.snapshot.meta.node_fields;
   const width = fields.length;
   const [typeAt, nameAt, sizeAt] = [fields.indexOf('type'), fields.indexOf('name'), fields.indexOf('self_size')];

@@ -50,12 +50,16 @@ async function heapUnder(flags: string[]): Promise<HeapFigures> {
   return JSON.parse(stdout) as HeapFigures;
 }
 
-test("with the start script's flags the young generation stays at 64 MiB and the old one within 1.5x its live size", async () => {
+test("with the start script's flags the young generation stays at 64 MiB and the old one within 1.5x its live size", async (t) => {
   const [defaults, started] = await Promise.all([heapUnder([]), heapUnder(startScriptNodeFlags())]);
-  // V8's default young generation on the same workload: what the first flag changes (on a machine where V8 sized it
-  // smaller the check would be moot). Its old generation is not compared: how far it grows before the first full
-  // collection varies from run to run (86-440 MiB here for 85 MiB alive).
-  assert.ok(defaults.maxNew > 64 * MiB, `default young generation ${defaults.maxNew / MiB} MiB`);
+  // V8's default young generation on the same workload: what the first flag changes. V8 sizes it from the machine's
+  // memory; where it is 64 MiB or less already the flag changes nothing there to check. Its old generation is not
+  // compared: how far it grows before the first full collection varies from run to run (86-440 MiB here for 85 MiB
+  // alive).
+  if (defaults.maxNew <= 64 * MiB) {
+    t.skip(`V8 sizes the young generation at ${defaults.maxNew / MiB} MiB here already`);
+    return;
+  }
 
   assert.ok(started.maxNew <= 64 * MiB, `young generation ${started.maxNew / MiB} MiB`);
   // The limit is 1.5x what the last full collection kept, plus one semi-space (what a scavenge may promote); 32 MiB slack.
