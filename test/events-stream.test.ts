@@ -7,12 +7,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { buildApp } from '../src/app.ts';
 import { type EventType, recordEvent } from '../src/modules/events/outbox.ts';
 import { createDatabase, type Queryable } from '../src/platform/db.ts';
 import { startDatabaseProxy } from './database-proxy-support.ts';
 import { insertSessionFor, openSse, type SseClient } from './events-support.ts';
-import { assertProblem, brokenApp, setupTestApp, type TestContext } from './helpers.ts';
+import { appOn, assertProblem, brokenApp, setupTestApp, type TestContext } from './helpers.ts';
 import { newOwner, newUser, type Owner, USERS } from './payments-support.ts';
 
 let ctx: TestContext;
@@ -344,16 +343,7 @@ describe('a client that does not keep up', () => {
 async function appBehindProxy() {
   const proxy = await startDatabaseProxy(ctx.databaseUrl);
   const db = createDatabase(proxy.url, { max: 4 });
-  const app = await buildApp({
-    config: ctx.config,
-    db,
-    clock: ctx.clock,
-    authenticate: ctx.clients.authenticate,
-    catalogue: ctx.catalogue,
-    ocpi: {},
-    payments: { processor: ctx.processor },
-    logger: false,
-  });
+  const app = await appOn(ctx, db);
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     proxy,

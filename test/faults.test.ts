@@ -391,16 +391,15 @@ describe('the embedded PostgreSQL is supervised', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  test('stopped cleanly (pg_ctl stop: its socket file is gone), it is restarted; the service answers 503 meanwhile, never 500', async () => {
-    const running = service as Service;
+  /** Stops the embedded PostgreSQL (`how`) under traffic: the service answers 503 meanwhile, never 500, loses nothing, and a new postmaster serves. */
+  async function restartedUnderTraffic(running: Service, how: (pgDir: string, pid: number) => Promise<void>): Promise<void> {
     const pgDir = path.join(dataDir, 'postgres');
     const pid = await postmasterPid(pgDir);
     assert.ok(pid, 'the embedded PostgreSQL runs');
     const load = traffic(running);
     await sleep(500);
-    await pgCtl(['stop', '-D', pgDir, '-m', 'fast']);
-    const stopped = Date.now();
-    await servesAgain(running, stopped);
+    await how(pgDir, pid);
+    await servesAgain(running, Date.now());
     await sleep(1_000);
     await load.stop();
     assert.equal(running.child.exitCode, null, `the service exited:\n${problems(running)}`);
@@ -408,31 +407,23 @@ describe('the embedded PostgreSQL is supervised', () => {
     await assertNothingLost(running, load);
     const again = await postmasterPid(pgDir);
     assert.ok(again && again !== pid, 'a new postmaster runs');
+  }
+
+  test('stopped cleanly (pg_ctl stop: its socket file is gone), it is restarted; the service answers 503 meanwhile, never 500', async () => {
+    await restartedUnderTraffic(service as Service, (pgDir) => pgCtl(['stop', '-D', pgDir, '-m', 'fast']));
   });
 
   test('killed (kill -9 of the postmaster), it is restarted; the service answers 503 meanwhile and serves again; a stop stops it', async () => {
     const running = service as Service;
-    const pgDir = path.join(dataDir, 'postgres');
-    const pid = await postmasterPid(pgDir);
-    assert.ok(pid, 'the embedded PostgreSQL runs');
-    const load = traffic(running);
-    await sleep(500);
-    process.kill(pid, 'SIGKILL');
-    const killed = Date.now();
-    await servesAgain(running, killed);
-    await sleep(1_000);
-    await load.stop();
-    assert.equal(running.child.exitCode, null, `the service exited:\n${problems(running)}`);
-    assertOnly503(load, running);
-    await assertNothingLost(running, load);
-    const again = await postmasterPid(pgDir);
-    assert.ok(again && again !== pid, 'a new postmaster runs');
+    await restartedUnderTraffic(running, async (_pgDir, pid) => {
+      process.kill(pid, 'SIGKILL');
+    });
     assert.match(running.output.join(''), /the embedded PostgreSQL is running again/);
 
     await stopService(running);
     service = undefined;
     assert.equal((await running.exited).code, 0);
-    assert.equal(await postmasterPid(pgDir), undefined, 'stopping the service stopped its PostgreSQL');
+    assert.equal(await postmasterPid(path.join(dataDir, 'postgres')), undefined, 'stopping the service stopped its PostgreSQL');
   });
 });
 

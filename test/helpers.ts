@@ -281,10 +281,9 @@ export interface BrokenApp {
   close(): Promise<void>;
 }
 
-/** The test app's modules (OCPI, payments with ctx's processor) built on a database that cannot be reached, for the 503 paths. */
-export async function brokenApp(ctx: TestContext): Promise<BrokenApp> {
-  const db = createDatabase(UNREACHABLE_DATABASE_URL);
-  const app = await buildApp({
+/** The test app's modules (OCPI, payments with ctx's processor, ctx's clients and catalogue) built again on `db`. */
+export function appOn(ctx: TestContext, db: Database): Promise<HttpApp & { modules: AppModules }> {
+  return buildApp({
     config: ctx.config,
     db,
     clock: ctx.clock,
@@ -294,6 +293,12 @@ export async function brokenApp(ctx: TestContext): Promise<BrokenApp> {
     payments: { processor: ctx.processor },
     logger: false,
   });
+}
+
+/** The test app's modules built on a database that cannot be reached, for the 503 paths. */
+export async function brokenApp(ctx: TestContext): Promise<BrokenApp> {
+  const db = createDatabase(UNREACHABLE_DATABASE_URL);
+  const app = await appOn(ctx, db);
   return {
     app,
     db,

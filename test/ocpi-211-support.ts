@@ -4,10 +4,12 @@
 // a sandbox CPO network each behind one, the parties a recorded message is
 // routed from and to, and the 2.1.1 spec's field lists
 // (scripts/ocpi-211-fields.ts) that every recorded 2.1.1 message is held to.
+import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type CpoSandbox, type CpoSandboxOptions, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
-import { freePort, setupTestApp, type TestContext } from './helpers.ts';
+import { createTestDatabase, freePort, setupTestApp, type TestContext } from './helpers.ts';
+import { eventually, USERS } from './payments-support.ts';
 
 export { problems211, SHAPES_211, type Shape211 } from '../scripts/ocpi-211-fields.ts';
 
@@ -136,4 +138,43 @@ export async function startProxiedCpo(options: Omit<CpoSandboxOptions, 'db' | 'p
     await close();
     throw error;
   }
+}
+
+/** A sandbox CPO on a database of its own, listening, that registers with us when a test says so; `close` drops its database. */
+export async function startRegisteringCpo(options: Omit<CpoSandboxOptions, 'db' | 'publicUrl'>): Promise<{ cpo: CpoSandbox; close(): Promise<void> }> {
+  const database = await createTestDatabase();
+  try {
+    const cpo = await createCpoSandbox({ db: database.db, ...options });
+    await cpo.listen({ port: 0 });
+    return {
+      cpo,
+      async close() {
+        await cpo.close();
+        await database.drop();
+      },
+    };
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+}
+
+/**
+ * A new user of a new client, its token pushed until `receivers` (the sandbox's parties holding it) counts `count`;
+ * answers the token's uid.
+ */
+export async function pushedNewUserToken(ctx: TestContext, receivers: (uid: string) => Promise<string[]>, count: number): Promise<string> {
+  const client = await ctx.newClient();
+  const user = await ctx.call('POST', `${USERS}/`, { token: client.token, body: {} });
+  assert.equal(user.status, 201, user.text);
+  const uid = user.body.id as string;
+  await eventually(
+    async () => {
+      await ctx.ocpi.deliverPushes();
+      return (await receivers(uid)).length === count ? true : undefined;
+    },
+    `the token at ${count} parties`,
+    10_000,
+  );
+  return uid;
 }

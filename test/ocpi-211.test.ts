@@ -12,10 +12,19 @@ import { after, before, describe, it } from 'node:test';
 import { linkCdrsToSessions211 } from '../src/modules/ocpi/cdr-session-v2_1_1.ts';
 import { SESSION_CANDIDATES_PER_KEY, sessionsOfTokensAtEvses, upsertSession } from '../src/modules/ocpi/repository.ts';
 import { systemClock } from '../src/platform/clock.ts';
-import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
+import type { CpoSandbox } from '../src/sandbox/cpo/index.ts';
 import { chargeToInvoice, FAST_CPO_TIMINGS, scenarioEvse } from './charging-support.ts';
-import { createTestDatabase, type TestContext } from './helpers.ts';
-import { dataOf, type Exchange, problems211, type RecordingProxy, ROUTING_HEADERS, type Shape211, startProxiedCpo } from './ocpi-211-support.ts';
+import type { TestContext } from './helpers.ts';
+import {
+  dataOf,
+  type Exchange,
+  problems211,
+  type RecordingProxy,
+  ROUTING_HEADERS,
+  type Shape211,
+  startProxiedCpo,
+  startRegisteringCpo,
+} from './ocpi-211-support.ts';
 import { registerPeer } from './ocpi-support.ts';
 import { eventually, USERS } from './payments-support.ts';
 
@@ -27,19 +36,16 @@ let cpoProxy: RecordingProxy;
 let close: () => Promise<void>;
 /** The 2.1.1 CPO that registers with us, on a database of its own. */
 let registering: CpoSandbox;
-let registeringDb: Awaited<ReturnType<typeof createTestDatabase>>;
+let closeRegistering: () => Promise<void>;
 
 before(async () => {
   const common = { clock: systemClock, locations: 40, ...FAST_CPO_TIMINGS, ocpiVersion: '2.1.1' as const, pageLimits: { locations: 7, tariffs: 7 } };
   ({ ctx, emspProxy, cpo, cpoProxy, close } = await startProxiedCpo({ seed: 11, ...common }));
-  registeringDb = await createTestDatabase();
-  registering = await createCpoSandbox({ db: registeringDb.db, seed: 5, ...common });
-  await registering.listen({ port: 0 });
+  ({ cpo: registering, close: closeRegistering } = await startRegisteringCpo({ seed: 5, ...common }));
 });
 after(async () => {
-  await registering?.close();
+  await closeRegistering?.();
   await close?.();
-  await registeringDb?.drop();
 });
 
 const party = (c: CpoSandbox) => `${c.parties[0]?.country_code}*${c.parties[0]?.party_id}`;

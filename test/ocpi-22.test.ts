@@ -16,10 +16,10 @@ import { exchangeProblems } from '../scripts/ocpi-exchange-rules.ts';
 import { commonVersion } from '../src/modules/ocpi/peer-versions.ts';
 import { cdrTokenFrom22, startSessionTo22, withCdrTokenTo22 } from '../src/ocpi-protocol/v2_2/adapter.ts';
 import { systemClock } from '../src/platform/clock.ts';
-import { type CpoSandbox, createCpoSandbox } from '../src/sandbox/cpo/index.ts';
+import type { CpoSandbox } from '../src/sandbox/cpo/index.ts';
 import { chargeToInvoice, FAST_CPO_TIMINGS, scenarioEvse } from './charging-support.ts';
-import { createTestDatabase, type TestContext } from './helpers.ts';
-import { dataOf, type Exchange, type RecordingProxy, ROUTING_HEADERS, startProxiedCpo } from './ocpi-211-support.ts';
+import type { TestContext } from './helpers.ts';
+import { dataOf, type Exchange, type RecordingProxy, ROUTING_HEADERS, startProxiedCpo, startRegisteringCpo } from './ocpi-211-support.ts';
 import { eventually, USERS } from './payments-support.ts';
 
 let ctx: TestContext;
@@ -30,19 +30,16 @@ let cpoProxy: RecordingProxy;
 let close: () => Promise<void>;
 /** The 2.2 CPO that registers with us, on a database of its own. */
 let registering: CpoSandbox;
-let registeringDb: Awaited<ReturnType<typeof createTestDatabase>>;
+let closeRegistering: () => Promise<void>;
 
 before(async () => {
   const common = { clock: systemClock, locations: 40, ...FAST_CPO_TIMINGS, ocpiVersion: '2.2' as const, pageLimits: { locations: 7, tariffs: 7 } };
   ({ ctx, emspProxy, cpo, cpoProxy, close } = await startProxiedCpo({ seed: 11, ...common }));
-  registeringDb = await createTestDatabase();
-  registering = await createCpoSandbox({ db: registeringDb.db, seed: 5, ...common });
-  await registering.listen({ port: 0 });
+  ({ cpo: registering, close: closeRegistering } = await startRegisteringCpo({ seed: 5, ...common }));
 });
 after(async () => {
-  await registering?.close();
+  await closeRegistering?.();
   await close?.();
-  await registeringDb?.drop();
 });
 
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);

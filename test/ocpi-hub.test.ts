@@ -21,9 +21,9 @@ import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
 import { chargeToInvoice, FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
 import type { TestContext } from './helpers.ts';
-import { code, type Exchange, fromOf, type RecordingProxy, ROUTING_HEADERS, startProxiedCpo, toOf } from './ocpi-211-support.ts';
+import { code, type Exchange, fromOf, pushedNewUserToken, type RecordingProxy, ROUTING_HEADERS, startProxiedCpo, toOf } from './ocpi-211-support.ts';
 import { registerPeer } from './ocpi-support.ts';
-import { eventually, USERS } from './payments-support.ts';
+import { USERS } from './payments-support.ts';
 
 let ctx: TestContext;
 let hub: CpoSandbox;
@@ -137,17 +137,7 @@ describe('a roaming hub in front of two CPO parties (the sandbox network with to
   });
 
   it('sends a token as one Broadcast Push addressed to the hub, which relays it to both parties', async () => {
-    const client = await ctx.newClient();
-    const user = await ctx.call('POST', `${USERS}/`, { token: client.token, body: {} });
-    const uid = user.body.id as string;
-    await eventually(
-      async () => {
-        await ctx.ocpi.deliverPushes();
-        return (await hub.tokenReceivers(uid)).length === 2 ? true : undefined;
-      },
-      'the token relayed to both parties',
-      10_000,
-    );
+    const uid = await pushedNewUserToken(ctx, (id) => hub.tokenReceivers(id), 2);
     const pushes = hubProxy.exchanges.filter((e) => e.method === 'PUT' && e.path.endsWith(`/${uid}`));
     assert.deepEqual(pushes.map(toOf), [code(HUB)], 'one push, to the hub');
     assert.deepEqual(await hub.tokenReceivers(uid), hub.parties.map(code).sort());

@@ -15,7 +15,7 @@ import { systemClock } from '../src/platform/clock.ts';
 import { type CpoSandbox, createCpoSandbox, scenarioEvseId, scenarioLocationId } from '../src/sandbox/cpo/index.ts';
 import { chargeToInvoice, FAST_CPO_TIMINGS, newDriver } from './charging-support.ts';
 import { freePort, setupTestApp, type TestContext } from './helpers.ts';
-import { code, dataOf, fromOf, type RecordingProxy, startRecordingProxy, toOf } from './ocpi-211-support.ts';
+import { code, dataOf, fromOf, pushedNewUserToken, type RecordingProxy, startRecordingProxy, toOf } from './ocpi-211-support.ts';
 import { eventually, USERS } from './payments-support.ts';
 
 let ctx: TestContext;
@@ -104,18 +104,7 @@ describe('a CPO platform hosting three parties (the sandbox network with parties
   });
 
   it('pushes a user’s token to each of its parties, each push addressed to that party', async () => {
-    const client = await ctx.newClient();
-    const user = await ctx.call('POST', `${USERS}/`, { token: client.token, body: {} });
-    assert.equal(user.status, 201, user.text);
-    const uid = user.body.id as string;
-    await eventually(
-      async () => {
-        await ctx.ocpi.deliverPushes();
-        return (await platform.tokenReceivers(uid)).length === 3 ? true : undefined;
-      },
-      'the token at every party',
-      10_000,
-    );
+    const uid = await pushedNewUserToken(ctx, (id) => platform.tokenReceivers(id), 3);
     const pushes = proxy.exchanges.filter((e) => e.method === 'PUT' && e.path.endsWith(`/${uid}`));
     assert.deepEqual(pushes.map(toOf).sort(), platform.parties.map(code).sort(), 'one push per party, each addressed to it');
     assert.deepEqual(await platform.tokenReceivers(uid), platform.parties.map(code).sort());
