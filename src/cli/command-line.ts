@@ -91,29 +91,47 @@ function isCommand(command: string): command is CommandName {
   return (COMMANDS as readonly string[]).includes(command);
 }
 
+const OPTIONS = {
+  name: { type: 'string' },
+  'expires-in': { type: 'string' },
+  'rate-limit': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  locations: { type: 'string' },
+  seed: { type: 'string' },
+  'logo-url': { type: 'string' },
+  'versions-url': { type: 'string' },
+  token: { type: 'string' },
+  party: { type: 'string' },
+  'raw-tokens': { type: 'boolean', default: false },
+  'tokens-once': { type: 'boolean', default: false },
+  full: { type: 'boolean', default: false },
+  client: { type: 'string' },
+  waive: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+/**
+ * An option that takes a value takes the next argument as it is, as getopt does, even when it starts
+ * with a dash (a CPO's TOKEN_A may: Base64url), unless that argument is one of our own options
+ * (`--name --json` still says --name lacks its value). Node's parseArgs alone refuses `--token -x`.
+ */
+function valuesJoined(argv: string[]): string[] {
+  const takesValue = (arg: string) => arg.startsWith('--') && OPTIONS[arg.slice(2) as keyof typeof OPTIONS]?.type === 'string';
+  const isOption = (arg: string) => arg === '-h' || (arg.startsWith('--') && (arg.slice(2).split('=')[0] as string) in OPTIONS);
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (takesValue(arg) && next?.startsWith('-') && !isOption(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
 function parseOptions(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      'expires-in': { type: 'string' },
-      'rate-limit': { type: 'string' },
-      json: { type: 'boolean', default: false },
-      locations: { type: 'string' },
-      seed: { type: 'string' },
-      'logo-url': { type: 'string' },
-      'versions-url': { type: 'string' },
-      token: { type: 'string' },
-      party: { type: 'string' },
-      'raw-tokens': { type: 'boolean', default: false },
-      'tokens-once': { type: 'boolean', default: false },
-      full: { type: 'boolean', default: false },
-      client: { type: 'string' },
-      waive: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  return parseArgs({ args: valuesJoined(argv), allowPositionals: true, options: OPTIONS });
 }
 
 /** A command line checked: the command, its argument, its options, and the options' values parsed. */
