@@ -26,6 +26,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,7 +69,10 @@ const USAGE = `npm run bench:charging -- [options]
                            (to try one: --node-flags=--max-semi-space-size=8; several: --node-flags="--a=1 --b=2";
                            V8's own heap sizing, as before the start script set it:
                            --node-flags="--max-semi-space-size=0 --heap-growing-percent=0")
-  --service-env NAME=VALUE one more variable in the service's environment (repeatable; e.g. MALLOC_ARENA_MAX=2)`;
+  --service-env NAME=VALUE one more variable in the service's environment (repeatable; e.g. MALLOC_ARENA_MAX=2)
+  --sandboxes in-process   where the Stripe sandbox and the sandbox CPO network run: in-process (the service's built-in
+                           ones, sharing its event loop and counted in its CPU) or apart (each a process of its own, as
+                           Stripe and a CPO are: the service talks to them over the network, and its CPU is its own)`;
 
 interface Options {
   levels: number[];
@@ -88,6 +92,7 @@ interface Options {
   allocationProfile: string | undefined;
   nodeFlags: string[];
   serviceEnv: Record<string, string>;
+  sandboxes: 'in-process' | 'apart';
 }
 
 function parseOptions(): Options {
@@ -110,6 +115,7 @@ function parseOptions(): Options {
       'allocation-profile': { type: 'string' },
       'node-flags': { type: 'string' },
       'service-env': { type: 'string', multiple: true, default: [] },
+      sandboxes: { type: 'string', default: 'in-process' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -127,6 +133,8 @@ function parseOptions(): Options {
   if (webhooks !== 'off' && webhooks !== 'up' && webhooks !== 'down' && webhooks !== 'both') {
     throw new Error(`--webhooks: expected off, up, down or both, got ${webhooks}`);
   }
+  const sandboxes = values.sandboxes ?? 'in-process';
+  if (sandboxes !== 'in-process' && sandboxes !== 'apart') throw new Error(`--sandboxes: expected in-process or apart, got ${sandboxes}`);
   return {
     levels,
     durationS: positive('duration', Number(values.duration ?? (values.quick ? 20 : 120))),
@@ -144,6 +152,7 @@ function parseOptions(): Options {
     allocationProfile: values['allocation-profile'] === undefined ? undefined : path.resolve(values['allocation-profile']),
     nodeFlags: (values['node-flags'] ?? '').split(/\s+/).filter(Boolean),
     serviceEnv: Object.fromEntries((values['service-env'] ?? []).map(serviceVariable)),
+    sandboxes,
   };
 }
 
@@ -219,21 +228,25 @@ function createApi(base: string, ca: string, token: string): { call: Call; agent
     };
     const started = now();
     return new Promise((resolve, reject) => {
-      const req = httpsRequest(new URL(pathname, base), { method, headers, agent, servername: 'localhost' }, (res) => {
-        let data = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          data += chunk;
-        });
-        res.on('error', (error: NodeJS.ErrnoException) => reject(new StepFailure(`${stage}: ${error.code ?? error.message} while reading the answer`)));
-        res.on('end', () => {
-          let body: unknown = data;
-          try {
-            body = data ? JSON.parse(data) : undefined;
-          } catch {}
-          resolve({ status: res.statusCode ?? 0, body, ms: now() - started });
-        });
-      });
+      const url = new URL(pathname, base);
+      const send = url.protocol === 'http:' ? (handler: (res: IncomingMessage) => void) => httpRequest(url, { method, headers }, handler) : undefined;
+      const req = (send ?? ((handler: (res: IncomingMessage) => void) => httpsRequest(url, { method, headers, agent, servername: 'localhost' }, handler)))(
+        (res) => {
+          let data = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            data += chunk;
+          });
+          res.on('error', (error: NodeJS.ErrnoException) => reject(new StepFailure(`${stage}: ${error.code ?? error.message} while reading the answer`)));
+          res.on('end', () => {
+            let body: unknown = data;
+            try {
+              body = data ? JSON.parse(data) : undefined;
+            } catch {}
+            resolve({ status: res.statusCode ?? 0, body, ms: now() - started });
+          });
+        },
+      );
       req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(Object.assign(new Error('timeout'), { code: `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` })));
       req.on('error', (error: NodeJS.ErrnoException) =>
         reject(new StepFailure(`${stage}: ${error.code ?? error.message}${req.reusedSocket ? ' (on a reused connection)' : ''}`)),
@@ -316,9 +329,11 @@ interface Sample {
   serviceCpuS: number;
   postgresCpuS: number;
   benchCpuS: number;
+  /** The sandboxes' own processes (--sandboxes apart; 0 in process). */
+  sandboxesCpuS: number;
 }
 
-function takeSample(servicePid: number, postmasterPid: number | undefined): Sample | undefined {
+function takeSample(servicePid: number, postmasterPid: number | undefined, sandboxPids: number[]): Sample | undefined {
   const service = cpuTimes(servicePid);
   const resident = residentMiB(servicePid);
   if (!service || resident === undefined) return undefined;
@@ -331,13 +346,17 @@ function takeSample(servicePid: number, postmasterPid: number | undefined): Samp
     serviceCpuS: service[0] + service[1],
     postgresCpuS: postgresCpu(postmasterPid),
     benchCpuS: (bench.user + bench.system) / 1e6,
+    sandboxesCpuS: sandboxPids.reduce((sum, pid) => {
+      const times = cpuTimes(pid);
+      return sum + (times ? times[0] + times[1] : 0);
+    }, 0),
   };
 }
 
-function createSampler(servicePid: number, postmasterPid: number | undefined) {
+function createSampler(servicePid: number, postmasterPid: number | undefined, sandboxPids: number[]) {
   const samples: Sample[] = [];
   const sample = () => {
-    const taken = takeSample(servicePid, postmasterPid);
+    const taken = takeSample(servicePid, postmasterPid, sandboxPids);
     if (taken) samples.push(taken);
     return taken;
   };
@@ -365,7 +384,16 @@ interface Service {
 }
 
 /** Everything started, so that cleanup() stops exactly that (and nothing else) once. */
-const started: { tmp?: string; postgres?: EmbeddedPostgres; db?: Database; service?: Service; agent?: Agent; receiver?: WebhookReceiver } = {};
+const started: {
+  tmp?: string;
+  postgres?: EmbeddedPostgres;
+  db?: Database;
+  service?: Service;
+  agent?: Agent;
+  receiver?: WebhookReceiver;
+  /** With --sandboxes apart: the Stripe sandbox's and the CPO network's processes. */
+  sandboxes?: ChildProcess[];
+} = {};
 let cleaning: Promise<void> | undefined;
 
 /** Stops the service: SIGTERM, SIGKILL if it has not exited 30 s later. How long it took and how it ended. */
@@ -385,6 +413,7 @@ function cleanup(): Promise<void> {
     await started.receiver?.close().catch(() => {});
     const stopped = started.service && (await stopService(started.service));
     if (stopped) say(`service: ${stopped.how} ${seconds(stopped.ms)} after SIGTERM`);
+    await Promise.all((started.sandboxes ?? []).map(stopChild));
     await started.db?.close().catch(() => {});
     await started.postgres?.stop().catch((error: Error) => say(`stopping PostgreSQL failed: ${error.message}`));
     if (started.tmp) await rm(started.tmp, { recursive: true, force: true });
@@ -434,6 +463,88 @@ function startService(tmp: string, env: Record<string, string>, ports: { api: nu
     logFile,
     exit,
   };
+}
+
+/** What a process the bench starts inherits of the bench's environment: no STRIPE_* key, TLS file or TEST_* setting of the caller's shell. */
+function inheritedEnv(): Record<string, string> {
+  return Object.fromEntries(['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ'].flatMap((name) => (process.env[name] ? [[name, process.env[name] as string]] : [])));
+}
+
+/** Stops a process the bench started: SIGTERM, SIGKILL if it has not exited 15 s later. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(killer);
+}
+
+/** A sandbox process of --sandboxes apart, its output kept in `logFile`; listed in `started` to be stopped whatever happens. */
+function startSandboxProcess(args: string[], env: Record<string, string>, logFile: string, stdout: 'pipe' | 'log'): ChildProcess {
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', stdout === 'pipe' ? 'pipe' : fd, fd], detached: true });
+  closeSync(fd);
+  started.sandboxes = [...(started.sandboxes ?? []), child];
+  return child;
+}
+
+interface StripeSandboxProcess {
+  pid: number;
+  url: string;
+  browserUrl: string;
+  secretKey: string;
+  publishableKey: string;
+  webhookSecret: string;
+}
+
+/** The Stripe sandbox as its own process (bench/stripe-sandbox-process.ts): its address and keys, once it listens. */
+async function startStripeSandboxProcess(tmp: string, databaseUrl: string, apiPort: number): Promise<StripeSandboxProcess> {
+  const child = startSandboxProcess(
+    [path.join(root, 'bench/stripe-sandbox-process.ts')],
+    {
+      ...inheritedEnv(),
+      DATABASE_URL: databaseUrl,
+      WEBHOOK_URL: `https://127.0.0.1:${apiPort}/webhooks/stripe`,
+      WEBHOOK_CERT_FILE: path.join(tmp, 'service', 'tls', 'localhost-cert.pem'),
+    },
+    path.join(tmp, 'stripe-sandbox.log'),
+    'pipe',
+  );
+  const first = await new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      buffered += chunk;
+      const end = buffered.indexOf('\n');
+      if (end >= 0) resolve(buffered.slice(0, end));
+    });
+    child.once('exit', (code) => reject(new Error(`the Stripe sandbox process exited (${code}): see ${path.join(tmp, 'stripe-sandbox.log')}`)));
+  });
+  const listening = JSON.parse(first) as Omit<StripeSandboxProcess, 'pid'>;
+  return { pid: child.pid as number, ...listening };
+}
+
+/** The sandbox CPO network as its own process (`charging-access sandbox cpo`), beside the service, on its database. */
+function startCpoNetworkProcess(options: Options, tmp: string, databaseUrl: string, ports: ServicePorts): ChildProcess {
+  return startSandboxProcess(
+    [path.join(root, 'bin/charging-access.js'), 'sandbox', 'cpo'],
+    {
+      ...inheritedEnv(),
+      NODE_ENV: 'development',
+      HOST: '127.0.0.1',
+      PORT: String(ports.api),
+      DATA_DIR: path.join(tmp, 'service'),
+      DATABASE_URL: databaseUrl,
+      CPO_SANDBOX_PORT: String(ports.cpo),
+      STATIONS_DEFAULT_LOCATIONS: String(options.locations),
+      CPO_SANDBOX_TIME_COMPRESSION: String(options.compression),
+      CPO_SANDBOX_STATUS_CHANGES_PER_SECOND: String(options.statusChanges),
+      LOG_LEVEL: options.logLevel,
+    },
+    path.join(tmp, 'cpo-network.log'),
+    'log',
+  );
 }
 
 async function waitReady(service: Service, ca: string, timeoutMs = 300_000): Promise<number> {
@@ -493,6 +604,8 @@ interface Bench {
   receiver: WebhookReceiver | undefined;
   /** With --allocation-profile: the service's inspector port (127.0.0.1). */
   inspectorPort: number | undefined;
+  /** With --sandboxes apart: where the Stripe sandbox's browser stand-in listens (else the service mounts it). */
+  browserUrl: string | undefined;
 }
 
 interface ServicePorts {
@@ -502,11 +615,10 @@ interface ServicePorts {
   inspector: number | undefined;
 }
 
-function serviceEnv(options: Options, tmp: string, databaseUrl: string, ports: ServicePorts): Record<string, string> {
+function serviceEnv(options: Options, tmp: string, databaseUrl: string, ports: ServicePorts, stripe?: StripeSandboxProcess): Record<string, string> {
   // Only what the service needs: no STRIPE_* keys, TLS files, TEST_* settings leak in from the caller's shell.
-  const inherited = Object.fromEntries(['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ'].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])));
   return {
-    ...inherited,
+    ...inheritedEnv(),
     NODE_ENV: 'development',
     ...serviceNodeOptions(options, ports.inspector),
     HOST: '127.0.0.1',
@@ -524,6 +636,16 @@ function serviceEnv(options: Options, tmp: string, databaseUrl: string, ports: S
     RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: options.logLevel,
     LOG_FORMAT: 'json',
+    // --sandboxes apart: the processor and the CPO network are other processes, reached over the network.
+    ...(stripe
+      ? {
+          CPO_SANDBOX: 'false',
+          STRIPE_SECRET_KEY: stripe.secretKey,
+          STRIPE_PUBLISHABLE_KEY: stripe.publishableKey,
+          STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+          STRIPE_API_BASE: stripe.url,
+        }
+      : {}),
     ...options.serviceEnv,
   };
 }
@@ -536,6 +658,22 @@ function serviceNodeOptions(options: Options, inspectorPort: number | undefined)
     ...(options.heapSnapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshots}`] : []),
   ];
   return flags.length > 0 ? { NODE_OPTIONS: flags.join(' ') } : {};
+}
+
+/** Waits (up to 5 min) until the CPO network's process connected and its EVSEs are in the service's catalogue. */
+async function networkConnected(db: Database, network: ChildProcess, tmp: string): Promise<void> {
+  const begun = now();
+  for (;;) {
+    if (network.exitCode !== null) throw new Error(`the CPO network's process exited: see ${path.join(tmp, 'cpo-network.log')}`);
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ocpi_evses WHERE evse_id IS NOT NULL AND data->'capabilities' ? 'REMOTE_START_STOP_CAPABLE'`,
+    );
+    if ((rows[0]?.n ?? 0) > 0) break;
+    if (now() - begun > 300_000) throw new Error(`the CPO network connected no EVSE within 5 min: see ${path.join(tmp, 'cpo-network.log')}`);
+    await sleep(500);
+  }
+  // The service reloads its catalogue when the import's notification reaches it.
+  await sleep(3_000);
 }
 
 async function drivableEvses(db: Database): Promise<{ evses: Set<string>; homes: Home[] }> {
@@ -565,7 +703,9 @@ async function setUp(options: Options): Promise<Bench> {
     inspector: options.allocationProfile ? await freePort() : undefined,
   };
   const begun = now();
-  const service = startService(tmp, serviceEnv(options, tmp, postgres.localUrl ?? postgres.url, ports), ports, options.nodeFlags);
+  const databaseUrl = postgres.localUrl ?? postgres.url;
+  const stripe = options.sandboxes === 'apart' ? await startStripeSandboxProcess(tmp, databaseUrl, ports.api) : undefined;
+  const service = startService(tmp, serviceEnv(options, tmp, databaseUrl, ports, stripe), ports, options.nodeFlags);
   started.service = service;
   const ca = await fileWritten(path.join(tmp, 'service', 'tls', 'localhost-cert.pem'), service, (pem) => pem.includes('-----END CERTIFICATE-----'));
   const token = (await fileWritten(path.join(tmp, 'service', 'demo-token'), service, (t) => t.endsWith('\n'))).trim();
@@ -583,6 +723,13 @@ async function setUp(options: Options): Promise<Bench> {
   );
   const db = createDatabase(postgres.url, { max: 4, applicationName: 'bench-charging' });
   started.db = db;
+  const sandboxPids: number[] = [];
+  if (stripe) {
+    const network = startCpoNetworkProcess(options, tmp, databaseUrl, ports);
+    sandboxPids.push(stripe.pid, network.pid as number);
+    await networkConnected(db, network, tmp);
+    say(`sandboxes apart: the Stripe sandbox (pid ${stripe.pid}, ${stripe.url}) and the CPO network (pid ${network.pid}), each a process of its own`);
+  }
   const { evses, homes } = await drivableEvses(db);
   say(`${evses.size} EVSEs at ${homes.length} locations can be started remotely (scenario EVSEs left out)`);
   if (evses.size === 0) throw new Error('no EVSE to charge at: is the sandbox network connected?');
@@ -594,9 +741,9 @@ async function setUp(options: Options): Promise<Bench> {
     answers.push({ at: now() - answer.ms, ms: answer.ms });
     return answer;
   };
-  const sampler = createSampler(service.pid, postmasterPid);
+  const sampler = createSampler(service.pid, postmasterPid, sandboxPids);
   const receiver = options.webhooks === 'off' ? undefined : await registerReceiver(call);
-  return { options, db, call, service, sampler, evses, homes, logOffset: 0, answers, receiver, inspectorPort: ports.inspector };
+  return { options, db, call, service, sampler, evses, homes, logOffset: 0, answers, receiver, inspectorPort: ports.inspector, browserUrl: stripe?.browserUrl };
 }
 
 /** A loopback receiver, and the client's endpoint for every event type pointing at it (through the API). */
@@ -736,7 +883,8 @@ async function newDriver(run: LevelRun): Promise<{ userId: string; pm: string }>
   expectStatus('setup intent', intent, 200);
   const intentId = text(get(intent.body, 'id'));
   // What Stripe.js does with the client secret, on the sandbox's stand-in for it (no bearer token).
-  const confirmed = await call('confirm card', 'POST', `/sandbox/setup_intents/${intentId}/confirm`, {
+  const confirm = `/sandbox/setup_intents/${intentId}/confirm`;
+  const confirmed = await call('confirm card', 'POST', run.bench.browserUrl ? `${run.bench.browserUrl}${confirm}` : confirm, {
     body: { client_secret: text(get(intent.body, 'client_secret')), card_number: VISA },
     bearer: false,
   });
@@ -1212,7 +1360,7 @@ interface LevelResult {
   /** everyMinute: the level's first sample, then one a minute (the highest of that minute), up to the drain's end. */
   rssMiB: { start: number; peak: number; end: number; everyMinute: number[] };
   /** Within the window. */
-  cpuS: { service: number; postgres: number; bench: number };
+  cpuS: { service: number; postgres: number; bench: number; sandboxes: number };
   serviceCpuSPerInvoiced: number | undefined;
   outbound: { ocpi: number; processor: number; cpo: number; webhooks: number; total: number; serviceCpuMsPerCall: number | undefined };
   /** Requests of the client apps, and the service's CPU per HTTP exchange of either kind. */
@@ -1306,7 +1454,12 @@ async function windowFigures(run: LevelRun, marks: Marks) {
   const inWindow = run.invoiced.filter((i) => i.invoicedAt >= from && i.invoicedAt <= to);
   const startedIn = run.invoiced.filter((i) => i.startedAt >= from && i.startedAt <= to);
   const [first, last] = [marks.windowStart.sample, marks.windowEnd.sample];
-  const cpu = { service: last.serviceCpuS - first.serviceCpuS, postgres: last.postgresCpuS - first.postgresCpuS, bench: last.benchCpuS - first.benchCpuS };
+  const cpu = {
+    service: last.serviceCpuS - first.serviceCpuS,
+    postgres: last.postgresCpuS - first.postgresCpuS,
+    bench: last.benchCpuS - first.benchCpuS,
+    sandboxes: last.sandboxesCpuS - first.sandboxesCpuS,
+  };
   const [before, after] = await Promise.all([marks.windowStart.counters, marks.windowEnd.counters]);
   const outbound = {
     ocpi: after.ocpiCalls - before.ocpiCalls,
@@ -1476,7 +1629,8 @@ function printLevel(r: LevelResult): void {
   say(
     `  service process         RSS ${r.rssMiB.start.toFixed(0)} -> peak ${r.rssMiB.peak.toFixed(0)} -> ${r.rssMiB.end.toFixed(0)} MiB (level start, peak, after the drain); ` +
       `CPU in the window ${r.cpuS.service.toFixed(1)} s (${fixed(r.serviceCpuSPerInvoiced, 3)} s per invoiced session, ${fixed(r.cpuS.service / r.windowS, 2)} cores); ` +
-      `PostgreSQL ${r.cpuS.postgres.toFixed(1)} s (${fixed(r.cpuS.postgres / r.windowS, 2)} cores), bench ${r.cpuS.bench.toFixed(1)} s`,
+      `PostgreSQL ${r.cpuS.postgres.toFixed(1)} s (${fixed(r.cpuS.postgres / r.windowS, 2)} cores), bench ${r.cpuS.bench.toFixed(1)} s` +
+      (r.cpuS.sandboxes > 0 ? `, sandboxes' processes ${r.cpuS.sandboxes.toFixed(1)} s (${fixed(r.cpuS.sandboxes / r.windowS, 2)} cores)` : ''),
   );
   say(
     `  garbage collection      ${(r.gcS.minor + r.gcS.major).toFixed(1)} s in the window (young generation ${r.gcS.minor.toFixed(1)} s, ` +
