@@ -13,6 +13,13 @@ import type { Database } from './platform/db.ts';
 import { listening } from './platform/lifecycle.ts';
 import { type CpoSandbox, createCpoSandbox } from './sandbox/cpo/index.ts';
 
+/**
+ * Connections the sandboxes' work gets. Inside a service process the built-in sandboxes share a pool of this size of
+ * their own (their work neither waits for the service's connections nor holds them); `charging-access sandbox cpo`
+ * opens one of this size for the network (a CLI session's pool of 2 made the network the slowest stage under load).
+ */
+export const SANDBOX_POOL_SIZE = 10;
+
 type Log = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 
 export interface SandboxNetworkDeps {

@@ -21,7 +21,9 @@ const root = path.resolve(import.meta.dirname, '..');
 let database: { db: Database; url: string; drop(): Promise<void> };
 let dataDir: string;
 let service: ServiceProcess | undefined;
-let sandbox: ChildProcess | undefined;
+/** Every process a test started, stopped when the file ends: a test failing half-way left its own running (the file never exited). */
+const services = new Set<ServiceProcess>();
+const sandboxes = new Set<ChildProcess>();
 
 before(async () => {
   database = await createTestDatabase();
@@ -29,9 +31,9 @@ before(async () => {
   await chmod(dataDir, 0o755);
 });
 after(async () => {
-  sandbox?.kill('SIGKILL');
-  service?.child.kill('SIGTERM');
-  await service?.exited;
+  for (const child of sandboxes) child.kill('SIGKILL');
+  for (const running of services) running.child.kill('SIGTERM');
+  await Promise.all([...services].map((running) => running.exited));
   await database.drop();
   await rm(dataDir, { recursive: true, force: true });
 });
@@ -45,7 +47,8 @@ function startSandboxCommand(env: Record<string, string>) {
     env: clean,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  sandbox = child;
+  sandboxes.add(child);
+  child.on('exit', () => sandboxes.delete(child));
   const output: string[] = [];
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
@@ -77,6 +80,7 @@ test('sandbox cpo waits at the address the service recorded (no PORT given) and 
   const common = { DATABASE_URL: database.url, DATA_DIR: dataDir, NODE_ENV: 'development', METRICS_PORT: 'off', LOG_LEVEL: 'warn' };
   // The service on a port of its own, without the network and without a PUBLIC_BASE_URL: it records https://localhost:PORT.
   service = await startServiceProcess({ ...common, PUBLIC_BASE_URL: '', CPO_SANDBOX: 'false', STATIONS_DEFAULT_LOCATIONS: '0' });
+  services.add(service);
   const port = new URL(service.base).port;
   assert.notEqual(port, '8443');
 
@@ -94,10 +98,14 @@ test('sandbox cpo waits at the address the service recorded (no PORT given) and 
   );
   assert.match(rows[0]?.versions_url ?? '', new RegExp(`:${cpoPort}/`));
   await scenarioEvseListed(service.base, dataDir);
+  // The network's own pool, named as such (a command's pool of 2, named charging-access-cli, was the slowest stage under load).
+  const named = await database.db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'charging-access-sandbox-cpo' AND datname = current_database()",
+  );
+  assert.ok((named.rows[0]?.n ?? 0) >= 1, 'the network holds connections of its own pool');
 
   command.child.kill('SIGINT');
   assert.equal(await command.exited, 0, command.said());
-  sandbox = undefined;
   service.child.kill('SIGTERM');
   await service.exited;
   service = undefined;
@@ -122,6 +130,7 @@ test('on the embedded database, sandbox cpo started first waits for the service 
   );
 
   service = await startServiceProcess({ ...common, PUBLIC_BASE_URL: '', CPO_SANDBOX: 'false', STATIONS_DEFAULT_LOCATIONS: '0' });
+  services.add(service);
   await command.until('serving http', 60_000);
   assert.match(
     command.said(),
@@ -132,7 +141,6 @@ test('on the embedded database, sandbox cpo started first waits for the service 
   // The database is the service's: stopping the network leaves it running, the service answers on.
   command.child.kill('SIGINT');
   assert.equal(await command.exited, 0, command.said());
-  sandbox = undefined;
   const ready = await fetch(`${service.base}/readyz`);
   assert.equal(ready.status, 200);
 });

@@ -2,6 +2,7 @@
 // It reaches the same database as the service (DATA_DIR or DATABASE_URL),
 // whether or not the service is running.
 import { ConfigError, loadConfig } from '../platform/config.ts';
+import { SANDBOX_POOL_SIZE } from '../sandbox-network.ts';
 import { type CommandLine, type CommandName, parseCommandLine, USAGE, UsageError } from './command-line.ts';
 import { billsHeld, billsRelease } from './commands/bills.ts';
 import { clientsCreate, clientsDisable, clientsList, clientsUpdate } from './commands/clients.ts';
@@ -53,7 +54,9 @@ async function run(argv: string[]): Promise<void> {
 
   if (line.command === 'sandbox cpo') {
     const config = loadConfig();
-    await runSandboxCpo({ config, openSession: (databaseUrl) => openSession({ ...config, databaseUrl }), ocpiOf });
+    // A network under load runs many statements at once: the pool the built-in sandboxes get, not a command's 2.
+    const pool = { poolSize: SANDBOX_POOL_SIZE, applicationName: 'charging-access-sandbox-cpo' };
+    await runSandboxCpo({ config, openSession: (databaseUrl) => openSession({ ...config, databaseUrl }, pool), ocpiOf });
     return;
   }
 

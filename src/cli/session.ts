@@ -18,11 +18,20 @@ export interface Session {
   close(): Promise<void>;
 }
 
-export async function openSession(config: Config = loadConfig()): Promise<Session> {
+/** The session's pool: by default a command's 2 connections, named charging-access-cli in pg_stat_activity. */
+export interface SessionPool {
+  poolSize?: number;
+  applicationName?: string;
+}
+
+export async function openSession(config: Config = loadConfig(), pool: SessionPool = {}): Promise<Session> {
   const embedded = config.databaseUrl
     ? undefined
     : await startEmbeddedPostgres({ dataDir: config.dataDir, role: 'cli', log: (msg) => process.stderr.write(`${msg}\n`), routine: () => {} });
-  const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, { max: 2, applicationName: 'charging-access-cli' });
+  const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, {
+    max: pool.poolSize ?? 2,
+    applicationName: pool.applicationName ?? 'charging-access-cli',
+  });
   let migrations: MigrationResult;
   try {
     migrations = await migrate(db);

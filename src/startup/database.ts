@@ -4,6 +4,7 @@ import { createDatabase, type Database } from '../platform/db.ts';
 import { startEmbeddedPostgres } from '../platform/embedded-postgres.ts';
 import type { Metrics } from '../platform/metrics.ts';
 import { migrate } from '../platform/migrations.ts';
+import { SANDBOX_POOL_SIZE } from '../sandbox-network.ts';
 import type { StartupContext } from './context.ts';
 import { EMBEDDED_POSTGRES } from './shutdown.ts';
 
@@ -41,7 +42,7 @@ export async function openDatabase({ config, log, stops }: StartupContext, url: 
  */
 export function openSandboxDatabase({ config, stops }: StartupContext, url: string, db: Database): Database {
   if (!config.stripe.sandbox && !config.ocpi.cpoSandbox.enabled) return db;
-  const sandboxDb = createDatabase(url, { max: 10, applicationName: 'charging-access-sandboxes', autoPrepare: config.databaseAutoPrepare });
+  const sandboxDb = createDatabase(url, { max: SANDBOX_POOL_SIZE, applicationName: 'charging-access-sandboxes', autoPrepare: config.databaseAutoPrepare });
   stops.add('sandbox database pool', () => sandboxDb.close());
   return sandboxDb;
 }
