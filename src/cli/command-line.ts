@@ -116,12 +116,15 @@ const OPTIONS = {
  * (`--name --json` still says --name lacks its value). Node's parseArgs alone refuses `--token -x`.
  */
 function valuesJoined(argv: string[]): string[] {
-  const takesValue = (arg: string) => arg.startsWith('--') && OPTIONS[arg.slice(2) as keyof typeof OPTIONS]?.type === 'string';
-  const isOption = (arg: string) => arg === '-h' || (arg.startsWith('--') && (arg.slice(2).split('=')[0] as string) in OPTIONS);
+  const known = (name: string) => Object.hasOwn(OPTIONS, name);
+  const takesValue = (arg: string) => arg.startsWith('--') && known(arg.slice(2)) && OPTIONS[arg.slice(2) as keyof typeof OPTIONS].type === 'string';
+  const isOption = (arg: string) => arg === '-h' || (arg.startsWith('--') && known(arg.slice(2).split('=')[0] as string));
   const joined: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const next = argv[i + 1];
+    // After `--` everything is an argument, as parseArgs reads it.
+    if (arg === '--') return [...joined, ...argv.slice(i)];
     if (takesValue(arg) && next?.startsWith('-') && !isOption(next)) {
       joined.push(`${arg}=${next}`);
       i++;
