@@ -264,7 +264,7 @@ function traffic(service: Service): Traffic {
 async function readAgainWhile503(url: string, token: string): Promise<Response> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(15_000) });
     if (res.status !== 503 || Date.now() > deadline) return res;
     await res.arrayBuffer();
     await sleep(100);
