@@ -229,24 +229,26 @@ function createApi(base: string, ca: string, token: string): { call: Call; agent
     const started = now();
     return new Promise((resolve, reject) => {
       const url = new URL(pathname, base);
-      const send = url.protocol === 'http:' ? (handler: (res: IncomingMessage) => void) => httpRequest(url, { method, headers }, handler) : undefined;
-      const req = (send ?? ((handler: (res: IncomingMessage) => void) => httpsRequest(url, { method, headers, agent, servername: 'localhost' }, handler)))(
-        (res) => {
-          let data = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            data += chunk;
-          });
-          res.on('error', (error: NodeJS.ErrnoException) => reject(new StepFailure(`${stage}: ${error.code ?? error.message} while reading the answer`)));
-          res.on('end', () => {
-            let body: unknown = data;
-            try {
-              body = data ? JSON.parse(data) : undefined;
-            } catch {}
-            resolve({ status: res.statusCode ?? 0, body, ms: now() - started });
-          });
-        },
-      );
+      // The service over HTTPS; the Stripe sandbox's browser stand-in of --sandboxes apart over plain HTTP.
+      const send = (handler: (res: IncomingMessage) => void) =>
+        url.protocol === 'http:'
+          ? httpRequest(url, { method, headers }, handler)
+          : httpsRequest(url, { method, headers, agent, servername: 'localhost' }, handler);
+      const req = send((res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          data += chunk;
+        });
+        res.on('error', (error: NodeJS.ErrnoException) => reject(new StepFailure(`${stage}: ${error.code ?? error.message} while reading the answer`)));
+        res.on('end', () => {
+          let body: unknown = data;
+          try {
+            body = data ? JSON.parse(data) : undefined;
+          } catch {}
+          resolve({ status: res.statusCode ?? 0, body, ms: now() - started });
+        });
+      });
       req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(Object.assign(new Error('timeout'), { code: `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` })));
       req.on('error', (error: NodeJS.ErrnoException) =>
         reject(new StepFailure(`${stage}: ${error.code ?? error.message}${req.reusedSocket ? ' (on a reused connection)' : ''}`)),
@@ -333,6 +335,9 @@ interface Sample {
   sandboxesCpuS: number;
 }
 
+/** The last CPU seconds read of each sandbox process. */
+const sandboxCpuSeen = new Map<number, number>();
+
 function takeSample(servicePid: number, postmasterPid: number | undefined, sandboxPids: number[]): Sample | undefined {
   const service = cpuTimes(servicePid);
   const resident = residentMiB(servicePid);
@@ -346,9 +351,11 @@ function takeSample(servicePid: number, postmasterPid: number | undefined, sandb
     serviceCpuS: service[0] + service[1],
     postgresCpuS: postgresCpu(postmasterPid),
     benchCpuS: (bench.user + bench.system) / 1e6,
+    // A sandbox process that has exited counts with its last figure (the sum never goes down).
     sandboxesCpuS: sandboxPids.reduce((sum, pid) => {
       const times = cpuTimes(pid);
-      return sum + (times ? times[0] + times[1] : 0);
+      if (times) sandboxCpuSeen.set(pid, times[0] + times[1]);
+      return sum + (sandboxCpuSeen.get(pid) ?? 0);
     }, 0),
   };
 }
@@ -398,11 +405,17 @@ let cleaning: Promise<void> | undefined;
 
 /** Stops the service: SIGTERM, SIGKILL if it has not exited 30 s later. How long it took and how it ended. */
 async function stopService(service: Service): Promise<{ ms: number; how: string } | undefined> {
-  if (service.child.exitCode !== null || service.child.signalCode !== null) return undefined;
+  return stopChild(service.child, 30_000);
+}
+
+/** Stops a process the bench started: SIGTERM, SIGKILL if it has not exited `graceMs` later. How long it took and how it ended. */
+async function stopChild(child: ChildProcess, graceMs: number): Promise<{ ms: number; how: string } | undefined> {
+  if (child.exitCode !== null || child.signalCode !== null) return undefined;
   const begun = now();
-  service.child.kill('SIGTERM');
-  const killer = setTimeout(() => service.child.kill('SIGKILL'), 30_000);
-  const { code, signal } = await service.exit;
+  const exited = new Promise<[number | null, string | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  const [code, signal] = await exited;
   clearTimeout(killer);
   return { ms: now() - begun, how: signal ? `killed (${signal})` : `exited with code ${code}` };
 }
@@ -413,7 +426,7 @@ function cleanup(): Promise<void> {
     await started.receiver?.close().catch(() => {});
     const stopped = started.service && (await stopService(started.service));
     if (stopped) say(`service: ${stopped.how} ${seconds(stopped.ms)} after SIGTERM`);
-    await Promise.all((started.sandboxes ?? []).map(stopChild));
+    await Promise.all((started.sandboxes ?? []).map((child) => stopChild(child, 15_000)));
     await started.db?.close().catch(() => {});
     await started.postgres?.stop().catch((error: Error) => say(`stopping PostgreSQL failed: ${error.message}`));
     if (started.tmp) await rm(started.tmp, { recursive: true, force: true });
@@ -470,16 +483,6 @@ function inheritedEnv(): Record<string, string> {
   return Object.fromEntries(['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ'].flatMap((name) => (process.env[name] ? [[name, process.env[name] as string]] : [])));
 }
 
-/** Stops a process the bench started: SIGTERM, SIGKILL if it has not exited 15 s later. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(killer);
-}
-
 /** A sandbox process of --sandboxes apart, its output kept in `logFile`; listed in `started` to be stopped whatever happens. */
 function startSandboxProcess(args: string[], env: Record<string, string>, logFile: string, stdout: 'pipe' | 'log'): ChildProcess {
   const fd = openSync(logFile, 'a');
@@ -496,6 +499,8 @@ interface StripeSandboxProcess {
   secretKey: string;
   publishableKey: string;
   webhookSecret: string;
+  /** Resolves once the sandbox registered the service's webhook endpoint (it waits for the service's certificate). */
+  webhooksRegistered(): Promise<void>;
 }
 
 /** The Stripe sandbox as its own process (bench/stripe-sandbox-process.ts): its address and keys, once it listens. */
@@ -511,18 +516,39 @@ async function startStripeSandboxProcess(tmp: string, databaseUrl: string, apiPo
     path.join(tmp, 'stripe-sandbox.log'),
     'pipe',
   );
-  const first = await new Promise<string>((resolve, reject) => {
-    let buffered = '';
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
-      buffered += chunk;
-      const end = buffered.indexOf('\n');
-      if (end >= 0) resolve(buffered.slice(0, end));
-    });
-    child.once('exit', (code) => reject(new Error(`the Stripe sandbox process exited (${code}): see ${path.join(tmp, 'stripe-sandbox.log')}`)));
+  const nextLine = lineReader(child, 'the Stripe sandbox process', path.join(tmp, 'stripe-sandbox.log'));
+  const listening = JSON.parse(await nextLine(60_000)) as Omit<StripeSandboxProcess, 'pid' | 'webhooksRegistered'>;
+  return {
+    pid: child.pid as number,
+    ...listening,
+    // Its second line: the service's certificate was read and its webhook endpoint registered.
+    webhooksRegistered: async () => {
+      await nextLine(120_000);
+    },
+  };
+}
+
+/** The lines a process writes to its stdout, one per call, each within `timeoutMs`; its exit or silence fails the call. */
+function lineReader(child: ChildProcess, what: string, logFile: string): (timeoutMs: number) => Promise<string> {
+  const lines: string[] = [];
+  let buffered = '';
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+      lines.push(buffered.slice(0, end));
+      buffered = buffered.slice(end + 1);
+    }
   });
-  const listening = JSON.parse(first) as Omit<StripeSandboxProcess, 'pid'>;
-  return { pid: child.pid as number, ...listening };
+  return async (timeoutMs) => {
+    const deadline = now() + timeoutMs;
+    while (lines.length === 0) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited: see ${logFile}`);
+      if (now() > deadline) throw new Error(`${what} said nothing within ${timeoutMs / 1000} s: see ${logFile}`);
+      await sleep(100);
+    }
+    return lines.shift() as string;
+  };
 }
 
 /** The sandbox CPO network as its own process (`charging-access sandbox cpo`), beside the service, on its database. */
@@ -660,19 +686,21 @@ function serviceNodeOptions(options: Options, inspectorPort: number | undefined)
   return flags.length > 0 ? { NODE_OPTIONS: flags.join(' ') } : {};
 }
 
-/** Waits (up to 5 min) until the CPO network's process connected and its EVSEs are in the service's catalogue. */
-async function networkConnected(db: Database, network: ChildProcess, tmp: string): Promise<void> {
+/**
+ * Waits (up to 5 min) until the CPO network's process serves: it says so once it connected to the service and its
+ * first pull (every location and tariff) is in the database; then 3 s for the service's catalogue reload that the
+ * import's notification starts. The network or the service exiting meanwhile fails the bench.
+ */
+async function networkConnected(network: ChildProcess, service: Service, tmp: string): Promise<void> {
+  const logFile = path.join(tmp, 'cpo-network.log');
   const begun = now();
-  for (;;) {
-    if (network.exitCode !== null) throw new Error(`the CPO network's process exited: see ${path.join(tmp, 'cpo-network.log')}`);
-    const { rows } = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ocpi_evses WHERE evse_id IS NOT NULL AND data->'capabilities' ? 'REMOTE_START_STOP_CAPABLE'`,
-    );
-    if ((rows[0]?.n ?? 0) > 0) break;
-    if (now() - begun > 300_000) throw new Error(`the CPO network connected no EVSE within 5 min: see ${path.join(tmp, 'cpo-network.log')}`);
-    await sleep(500);
+  const gone = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+  while (!(await readFile(logFile, 'utf8').catch(() => '')).includes('sandbox CPO network: serving ')) {
+    if (gone(network)) throw new Error(`the CPO network's process exited: see ${logFile}`);
+    if (gone(service.child)) throw new Error(`the service exited while the CPO network connected:\n${await logTail()}`);
+    if (now() - begun > 300_000) throw new Error(`the CPO network did not serve within 5 min: see ${logFile}`);
+    await sleep(250);
   }
-  // The service reloads its catalogue when the import's notification reaches it.
   await sleep(3_000);
 }
 
@@ -727,7 +755,8 @@ async function setUp(options: Options): Promise<Bench> {
   if (stripe) {
     const network = startCpoNetworkProcess(options, tmp, databaseUrl, ports);
     sandboxPids.push(stripe.pid, network.pid as number);
-    await networkConnected(db, network, tmp);
+    await stripe.webhooksRegistered();
+    await networkConnected(network, service, tmp);
     say(`sandboxes apart: the Stripe sandbox (pid ${stripe.pid}, ${stripe.url}) and the CPO network (pid ${network.pid}), each a process of its own`);
   }
   const { evses, homes } = await drivableEvses(db);
