@@ -66,16 +66,16 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
   const dueWork = sharedDueWork({ db, clock, engine, webhookSecret: keys.webhookSecret, log });
   const runDueWork = dueWork.run;
 
-  /** The pass whose failure is reported already: kicks that join one pass report it once, not once each. */
-  let reported: Promise<unknown> | undefined;
+  /** Passes whose failure is reported already: the timer's calls and the kicks that join one pass report it once. */
+  const reported = new WeakSet<Promise<unknown>>();
+  function runInBackground(): void {
+    const pass = runDueWork();
+    if (reported.has(pass)) return;
+    reported.add(pass);
+    pass.catch(backgroundFailed);
+  }
   function kick(): void {
-    if (!timer || closed) return;
-    setImmediate(() => {
-      const pass = runDueWork();
-      if (pass === reported) return;
-      reported = pass;
-      pass.catch(backgroundFailed);
-    });
+    if (timer && !closed) setImmediate(runInBackground);
   }
 
   /** Runs a browser stand-in operation in a transaction, then lets its events go out. */
@@ -120,7 +120,7 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
     /** Delivers and lapses in the background: at once after each change, and every `intervalMs`. */
     startBackgroundWork(intervalMs = 500): void {
       if (timer) return;
-      timer = setInterval(() => void runDueWork().catch(backgroundFailed), intervalMs);
+      timer = setInterval(runInBackground, intervalMs);
       timer.unref();
       kick();
     },
