@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { openSession } from '../src/cli/session.ts';
 import { createDatabase, type Database } from '../src/platform/db.ts';
-import { createTestDatabase } from './helpers.ts';
+import { createTestDatabase, testConfig } from './helpers.ts';
 
 let db: Database;
 let url: string;
@@ -83,6 +84,19 @@ describe('statements prepared automatically', () => {
       assert.deepEqual(prepared, []);
     } finally {
       await off.close();
+    }
+  });
+
+  it('an operator command (and `sandbox cpo`) honours DATABASE_AUTO_PREPARE=false as the service does (a pooler in transaction mode)', async () => {
+    const session = await openSession(testConfig({ DATABASE_URL: url, DATABASE_AUTO_PREPARE: 'false' }), { poolSize: 1 });
+    try {
+      const text = `SELECT $1::int AS n, '${randomUUID()}' AS tag`;
+      const prepared = await preparedAfter(session.db, async (q) => {
+        for (let i = 0; i < 6; i++) await q.query(text, [i]);
+      });
+      assert.deepEqual(prepared, []);
+    } finally {
+      await session.close();
     }
   });
 });

@@ -31,6 +31,7 @@ export async function openSession(config: Config = loadConfig(), pool: SessionPo
   const db = createDatabase(config.databaseUrl ?? (embedded as { url: string }).url, {
     max: pool.poolSize ?? 2,
     applicationName: pool.applicationName ?? 'charging-access-cli',
+    autoPrepare: config.databaseAutoPrepare,
   });
   let migrations: MigrationResult;
   try {
