@@ -53,7 +53,7 @@ describe('token pushes queued by user changes', () => {
   test('with no CPO receiving tokens, the hook is one statement and queues nothing', async () => {
     const user: TokenUserRow = { id: '00000000-0000-4000-8000-000000000001', locale: 'en', deleted: false, last_updated: t.clock.now() };
     const tx = counting(t.db);
-    await t.ocpi.userChanged(tx, user);
+    await t.ocpi.userChanged(tx, [user]);
     assert.equal(tx.statements.length, 1);
     assert.deepEqual(await queuedFor(user.id), []);
   });

@@ -591,7 +591,8 @@ export async function enqueuePush(
 const ENQUEUE_TO_RECEIVERS: NamedStatement = {
   name: 'ocpi.enqueue_push_to_receivers',
   text: `INSERT INTO ocpi_outbox (connection_id, module, method, path, body, dedupe_key, next_attempt_at, created_at)
-         SELECT c.id, $1, $2, $3, $4, $5, $6, $6 FROM ocpi_connections c
+         SELECT c.id, $1, $2, i.path, i.body, i.dedupe_key, $6, $6
+           FROM ocpi_connections c, unnest($3::text[], $4::jsonb[], $5::text[]) AS i (path, body, dedupe_key)
           WHERE c.status = 'connected'
             AND EXISTS (SELECT 1 FROM jsonb_array_elements(c.endpoints) e
                          WHERE e ->> 'identifier' = $1 AND e ->> 'role' = 'RECEIVER' AND coalesce(e ->> 'url', '') <> '')
@@ -601,15 +602,24 @@ const ENQUEUE_TO_RECEIVERS: NamedStatement = {
 };
 
 /**
- * Queues a push for every connected CPO with a RECEIVER endpoint of the module (the newest of an object replaces
- * one still waiting), in one statement: nothing when no CPO receives the module.
+ * Queues pushes (of one module and method) for every connected CPO with a RECEIVER endpoint of the module (the
+ * newest of an object replaces one still waiting), in one statement: nothing when no CPO receives the module.
+ * Each item's dedupe key must differ from the others' (one statement cannot replace a row it inserted).
  */
-export async function enqueuePushToReceivers(
+export async function enqueuePushesToReceivers(
   db: Queryable,
-  item: { module: string; method: string; path: string; body: unknown; dedupe_key: string },
+  pushes: { module: string; method: string; items: readonly { path: string; body: unknown; dedupe_key: string }[] },
   at: Date,
 ): Promise<void> {
-  await db.query(ENQUEUE_TO_RECEIVERS, [item.module, item.method, item.path, item.body === undefined ? null : JSON.stringify(item.body), item.dedupe_key, at]);
+  if (pushes.items.length === 0) return;
+  await db.query(ENQUEUE_TO_RECEIVERS, [
+    pushes.module,
+    pushes.method,
+    pushes.items.map((item) => item.path),
+    pushes.items.map((item) => (item.body === undefined ? null : JSON.stringify(item.body))),
+    pushes.items.map((item) => item.dedupe_key),
+    at,
+  ]);
 }
 
 /**

@@ -85,18 +85,20 @@ export function createTokens(deps: { db: Database; clock: Clock; party: OurParty
     },
 
     /**
-     * The user hook: queue a push of this user's token, as the change left it, to every connected CPO that receives
-     * tokens, in one statement (none when no CPO does).
+     * The user hook: queue a push of each user's token, as the change left it, to every connected CPO that
+     * receives tokens, in one statement (none when no CPO does).
      */
-    async userChanged(tx: Queryable, user: TokenUserRow): Promise<void> {
-      await repo.enqueuePushToReceivers(
+    async userChanged(tx: Queryable, users: readonly TokenUserRow[]): Promise<void> {
+      await repo.enqueuePushesToReceivers(
         tx,
         {
           module: 'tokens',
           method: 'PUT',
-          path: `/${encodeURIComponent(party.countryCode)}/${encodeURIComponent(party.partyId)}/${encodeURIComponent(user.id)}?type=APP_USER`,
-          body: tokenOf(party, user),
-          dedupe_key: `token:${user.id}`,
+          items: users.map((user) => ({
+            path: `/${encodeURIComponent(party.countryCode)}/${encodeURIComponent(party.partyId)}/${encodeURIComponent(user.id)}?type=APP_USER`,
+            body: tokenOf(party, user),
+            dedupe_key: `token:${user.id}`,
+          })),
         },
         deps.clock.now(),
       );

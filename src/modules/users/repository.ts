@@ -33,26 +33,50 @@ const PAGE_COLUMNS = USER_COLUMNS.split(', ')
   .map((column) => `u.${column}`)
   .join(', ');
 
-const externalIdTaken = () =>
+export const externalIdTaken = () =>
   new AppError('conflict', 'custom_properties.external_id: another user of this client already has this external id.', {
     errors: [{ field: 'custom_properties.external_id', message: 'is already used by another user' }],
   });
 
-const INSERT_USER: NamedStatement = {
+const INSERT_USERS: NamedStatement = {
   name: 'users.insert',
   text: `INSERT INTO users (id, client_id, email, locale, external_id, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING ${USER_COLUMNS}`,
+         SELECT id, client_id, email, locale, external_id, created_at, created_at
+           FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
+             AS u (id, client_id, email, locale, external_id, created_at)
+         ON CONFLICT (client_id, external_id) WHERE deleted_at IS NULL AND external_id IS NOT NULL DO NOTHING
+         RETURNING ${USER_COLUMNS}`,
 };
 
-export async function insertUser(db: Queryable, user: Omit<UserRow, 'updated_at'>): Promise<UserRow> {
-  try {
-    const { rows } = await db.query<UserRow>(INSERT_USER, [user.id, user.client_id, user.email, user.locale, user.external_id, user.created_at]);
-    return rows[0] as UserRow;
-  } catch (error) {
-    if (isUniqueViolation(error, 'users_client_external_id_key')) throw externalIdTaken();
-    throw error;
-  }
+/**
+ * Inserts users (of any clients) in one statement; answers each user's row in the order given, or
+ * undefined for a user whose external id another live user of its client already has (also one
+ * earlier in the same call). Rows are written in (client, external id) order, so two calls that
+ * share external ids wait for each other in the same order and never deadlock.
+ */
+export async function insertUsers(db: Queryable, users: readonly Omit<UserRow, 'updated_at'>[]): Promise<(UserRow | undefined)[]> {
+  // A stable sort: users with the same external id stay in the order given (the first one given gets it).
+  const ordered = [...users].sort((a, b) => compare(a.client_id, b.client_id) || compare(a.external_id ?? '', b.external_id ?? ''));
+  const { rows } = await db.query<UserRow>(INSERT_USERS, [
+    ordered.map((user) => user.id),
+    ordered.map((user) => user.client_id),
+    ordered.map((user) => user.email),
+    ordered.map((user) => user.locale),
+    ordered.map((user) => user.external_id),
+    ordered.map((user) => user.created_at),
+  ]);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return users.map((user) => byId.get(user.id));
 }
+
+/** One user (insertUsers with one); AppError conflict if its external id is taken. */
+export async function insertUser(db: Queryable, user: Omit<UserRow, 'updated_at'>): Promise<UserRow> {
+  const [row] = await insertUsers(db, [user]);
+  if (!row) throw externalIdTaken();
+  return row;
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export async function findLiveUserForClient(
   db: Queryable,

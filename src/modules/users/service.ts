@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { isCountryCode } from '../../platform/countries.ts';
 import type { Queryable } from '../../platform/db.ts';
 import { AppError, type FieldError, notFound } from '../../platform/errors.ts';
+import type { Outcome } from '../../platform/group-commit.ts';
 import { isUuid } from '../../platform/ids.ts';
 import { recordEvent } from '../events/outbox.ts';
 import * as repo from './repository.ts';
@@ -23,7 +24,7 @@ export type UserDeletionGuard = (tx: Queryable, clientId: string, userId: string
  * token to CPOs), told the user as the change left it. Runs inside the
  * change's transaction, so what it records commits with the change.
  */
-export type UserChangeHook = (tx: Queryable, user: repo.TokenUserRow) => Promise<void>;
+export type UserChangeHook = (tx: Queryable, users: readonly repo.TokenUserRow[]) => Promise<void>;
 
 export interface UsersServiceDeps {
   clock: Clock;
@@ -76,8 +77,9 @@ export function missingBillingFields(details: BillingDetailsView): string[] {
 export function createUsersService(deps: UsersServiceDeps) {
   const { clock } = deps;
   const guards = deps.deletionGuards ?? [];
-  const changed = async (db: Queryable, user: repo.TokenUserRow) => {
-    for (const hook of deps.changeHooks ?? []) await hook(db, user);
+  const changed = async (db: Queryable, ...users: repo.TokenUserRow[]) => {
+    if (users.length === 0) return;
+    for (const hook of deps.changeHooks ?? []) await hook(db, users);
   };
   const live = (row: repo.UserRow): repo.TokenUserRow => ({ id: row.id, locale: row.locale, deleted: false, last_updated: row.updated_at });
 
@@ -87,21 +89,38 @@ export function createUsersService(deps: UsersServiceDeps) {
     return row;
   }
 
-  return {
-    /** For other modules: the live user of this client, or AppError not_found. */
-    requireUser,
-
-    async create(db: Queryable, clientId: string, body: UserCreateBody): Promise<UserView> {
-      const row = await repo.insertUser(db, {
+  /**
+   * Creates users, of any clients, in the caller's transaction: each request's user, or its own error (409
+   * conflict when its external id is taken, also by an earlier request of the same call); the others are
+   * created regardless. One insert and one hook call for all of them (group commit, see the routes).
+   */
+  async function createMany(db: Queryable, requests: readonly { clientId: string; body: UserCreateBody }[]): Promise<Outcome<UserView>[]> {
+    const rows = await repo.insertUsers(
+      db,
+      requests.map(({ clientId, body }) => ({
         id: randomUUID(),
         client_id: clientId,
         email: clean(body.email),
         locale: body.locale ?? deps.locales[0] ?? 'en',
         external_id: clean(body.custom_properties?.external_id),
         created_at: clock.now(),
-      });
-      await changed(db, live(row));
-      return toView(row);
+      })),
+    );
+    const created = rows.filter((row) => row !== undefined);
+    await changed(db, ...created.map(live));
+    return rows.map((row) => (row ? { ok: true, value: toView(row) } : { ok: false, error: repo.externalIdTaken() }));
+  }
+
+  return {
+    /** For other modules: the live user of this client, or AppError not_found. */
+    requireUser,
+
+    createMany,
+
+    async create(db: Queryable, clientId: string, body: UserCreateBody): Promise<UserView> {
+      const [outcome] = await createMany(db, [{ clientId, body }]);
+      if (!outcome?.ok) throw outcome?.error;
+      return outcome.value;
     },
 
     async get(db: Queryable, clientId: string, userId: string): Promise<UserView> {
