@@ -141,7 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp & { modules: AppM
     async (api) => {
       const limiter = createRateLimiter({ db, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message) });
       requireBearerToken(api as HttpApp, deps.authenticate, clientRateLimit({ limiter, defaultPerMinute: config.rateLimitPerMinute }));
-      await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales }));
+      await api.register(usersRoutes({ db, users, idempotency, publicBaseUrl: config.publicBaseUrl, locales: config.locales, metrics: deps.metrics }));
       await api.register(stationsRoutes({ catalogue: deps.catalogue, publicBaseUrl: config.publicBaseUrl }));
       if (payments) await api.register(paymentsRoutes({ payments, idempotency, publicBaseUrl: config.publicBaseUrl }));
       await api.register(webhooksRoutes({ db, clock, idempotency, publicBaseUrl: config.publicBaseUrl, policy: { production: config.mode === 'production' } }));

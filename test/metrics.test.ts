@@ -288,3 +288,20 @@ describe('the station catalogue', () => {
     assert.equal(sample(text, 'charging_access_catalogue_reload_seconds_count'), reloads + 1);
   });
 });
+
+describe('group commit', () => {
+  test('each group of sign-ups committed is one observation of its size', async () => {
+    const { token } = await t.newClient();
+    const before = await scrape();
+    const count = sample(before, 'charging_access_group_commit_size_count', { kind: 'sign_up' }) ?? 0;
+    const sum = sample(before, 'charging_access_group_commit_size_sum', { kind: 'sign_up' }) ?? 0;
+    const answers = await Promise.all(Array.from({ length: 30 }, () => t.call('POST', '/api/v1/users/', { token, body: {} })));
+    assert.ok(answers.every((answer) => answer.status === 201));
+    const text = await scrape();
+    assert.equal(sample(text, 'charging_access_group_commit_size_sum', { kind: 'sign_up' }), sum + 30);
+    const groups = (sample(text, 'charging_access_group_commit_size_count', { kind: 'sign_up' }) ?? 0) - count;
+    assert.ok(groups >= 2 && groups < 30, `30 sign-ups in ${groups} groups`);
+    // The first sign-up of the burst found no group under way: a group of one, committed at once.
+    assert.ok((sample(text, 'charging_access_group_commit_size_bucket', { kind: 'sign_up', le: '1' }) ?? 0) >= 1);
+  });
+});

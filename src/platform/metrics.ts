@@ -287,6 +287,17 @@ function catalogueMetrics({ registers, sources }: MetricsContext) {
   });
 }
 
+/** Writes committed together by group commit (src/platform/group-commit.ts): how many went into each transaction. */
+function groupCommitMetrics({ registers }: MetricsContext) {
+  return new Histogram({
+    name: 'charging_access_group_commit_size',
+    help: 'Writes committed together in one transaction by group commit, by kind (sign_up: POST /users/ without an Idempotency-Key).',
+    labelNames: ['kind'] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64],
+    registers,
+  });
+}
+
 export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'charging_access_' });
@@ -300,6 +311,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
   const ocpiCalls = ocpiMetrics(ctx);
   const { processorCalls, processorDuration } = processorMetrics(ctx);
   const catalogueReload = catalogueMetrics(ctx);
+  const groupCommitSize = groupCommitMetrics(ctx);
 
   return {
     registry,
@@ -328,6 +340,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     },
     catalogueReloaded(seconds: number): void {
       catalogueReload.observe(seconds);
+    },
+    groupCommitted(kind: 'sign_up', size: number): void {
+      groupCommitSize.observe({ kind }, size);
     },
   };
 }

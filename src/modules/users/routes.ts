@@ -2,11 +2,12 @@
 import { Type } from 'typebox';
 import type { Database } from '../../platform/db.ts';
 import { clientIdOf } from '../../platform/http/auth.ts';
-import { type Idempotency, sendIdempotent } from '../../platform/http/idempotency.ts';
+import { type Idempotency, sendGrouped, sendIdempotent } from '../../platform/http/idempotency.ts';
 import { PageOf, PageQuery, pageRequest, toPage } from '../../platform/http/pagination.ts';
 import { IdempotencyHeaders, withErrors } from '../../platform/http/schema.ts';
 import type { HttpApp } from '../../platform/http/server.ts';
-import { BillingDetails, BillingDetailsInput, UserIdParams, userSchemas } from './schemas.ts';
+import type { Metrics } from '../../platform/metrics.ts';
+import { BillingDetails, BillingDetailsInput, type UserCreateBody, UserIdParams, userSchemas } from './schemas.ts';
 import type { UsersService } from './service.ts';
 
 export interface UsersRoutesDeps {
@@ -15,11 +16,19 @@ export interface UsersRoutesDeps {
   idempotency: Idempotency;
   publicBaseUrl: string;
   locales: string[];
+  metrics?: Metrics | undefined;
 }
 
 export function usersRoutes(deps: UsersRoutesDeps) {
   const { db, users, idempotency, publicBaseUrl } = deps;
   const { User, UserCreate, UserPatch } = userSchemas(deps.locales);
+  // Sign-ups that arrive together commit together: one transaction, one WAL flush, one statement each for their
+  // keys, users, token pushes and stored answers (src/platform/group-commit.ts).
+  const signUps = idempotency.grouped({
+    write: async (tx, items: readonly { clientId: string; body: UserCreateBody }[]) =>
+      (await users.createMany(tx, items)).map((created) => (created.ok ? { ok: true, value: { status: 201, body: created.value } } : created)),
+    committed: (size) => deps.metrics?.groupCommitted('sign_up', size),
+  });
   const tags = ['Users'];
   const security = [{ bearerAuth: [] }];
 
@@ -36,11 +45,7 @@ export function usersRoutes(deps: UsersRoutesDeps) {
           response: withErrors({ 201: User }, [400, 409, 422]),
         },
       },
-      (request, reply) =>
-        sendIdempotent(idempotency, request, reply, clientIdOf(request), async (tx) => ({
-          status: 201,
-          body: await users.create(tx, clientIdOf(request), request.body),
-        })),
+      (request, reply) => sendGrouped(signUps, request, reply, clientIdOf(request), { clientId: clientIdOf(request), body: request.body }),
     );
 
     app.get(
