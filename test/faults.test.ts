@@ -520,37 +520,49 @@ describe('readiness of a starting process', () => {
     });
     const seen: { readyz: number; around: number; count?: number }[] = [];
     let token: string | undefined;
-    const deadline = Date.now() + 120_000;
+    const deadline = Date.now() + 90_000;
+    // Every answer within 10 s, and the exit within 15 s of SIGTERM: a hang fails with the service's output
+    // (once, in a full run under load, this test outlived the runner's 120 s with no sign of where it waited).
+    const answerWithin = (what: string) => (error: unknown) => {
+      if ((error as Error).name === 'TimeoutError') throw new Error(`${what} did not answer within 10 s:\n${started.output.join('')}`);
+      return undefined;
+    };
     try {
       for (;;) {
         assert.equal(started.child.exitCode, null, started.output.join(''));
-        assert.ok(Date.now() < deadline, 'not ready within 120 s');
+        assert.ok(Date.now() < deadline, 'not ready within 90 s');
         token ??= await readFile(path.join(dataDir, 'demo-token'), 'utf8').then(
           (text) => text.trim(),
           () => undefined,
         );
-        const readyz = await fetch(`${base}/readyz`).then(
-          (res) => res.status,
-          () => 0,
-        );
+        const readyz = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(10_000) })
+          .then(async (res) => {
+            await res.arrayBuffer();
+            return res.status;
+          })
+          .catch(answerWithin('GET /readyz'));
         let around = 0;
         let count: number | undefined;
         if (token) {
           const res = await fetch(`${base}/api/v1/stations/around/?latitude=50.11&longitude=8.68&distance=100000`, {
             headers: { authorization: `Bearer ${token}` },
-          }).catch(() => undefined);
+            signal: AbortSignal.timeout(10_000),
+          }).catch(answerWithin('GET /api/v1/stations/around/'));
           around = res?.status ?? 0;
           const body = (await res?.json().catch(() => undefined)) as { count?: number; error?: { type?: string } } | undefined;
           if (around === 200) count = body?.count;
           if (around === 503) assert.equal(body?.error?.type, 'service_unavailable');
         }
-        seen.push({ readyz, around, ...(count === undefined ? {} : { count }) });
+        seen.push({ readyz: readyz ?? 0, around, ...(count === undefined ? {} : { count }) });
         if (readyz === 200 && around === 200) break;
         await sleep(20);
       }
     } finally {
       started.child.kill('SIGTERM');
-      await started.exited;
+      const timer = setTimeout(() => started.child.kill('SIGKILL'), 15_000);
+      const { signal } = await started.exited;
+      clearTimeout(timer);
+      assert.notEqual(signal, 'SIGKILL', `the service did not exit within 15 s of SIGTERM:\n${started.output.join('')}`);
     }
     for (const answer of seen) {
       assert.ok([0, 503, 200].includes(answer.readyz), `readyz ${answer.readyz}`);
