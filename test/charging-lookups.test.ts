@@ -25,7 +25,7 @@ interface PlanNode {
 
 const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
 
-/** The plan of the one statement `lookup` sends (not run: explained), with sequential scans disfavoured. */
+/** The generic plan of the one statement `lookup` sends (not run: explained), with sequential scans disfavoured. */
 async function planOf(lookup: (q: Queryable) => Promise<unknown>): Promise<PlanNode[]> {
   return database.db.withClient(async (client) => {
     await client.query('BEGIN');
@@ -35,7 +35,9 @@ async function planOf(lookup: (q: Queryable) => Promise<unknown>): Promise<PlanN
       const explaining: Queryable = {
         query: (async (statement: string | NamedStatement, values?: unknown[]) => {
           const text = typeof statement === 'string' ? statement : statement.text;
-          const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${text}`, values);
+          // The generic plan, as a statement prepared once per connection may keep (values unknown).
+          assert.ok(values && values.length > 0);
+          const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (GENERIC_PLAN, FORMAT JSON) ${text}`);
           plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
           return { rows: [], rowCount: 0, command: 'EXPLAIN', oid: 0, fields: [] };
         }) as Queryable['query'],

@@ -159,12 +159,16 @@ describe('sign-ups with an Idempotency-Key, committed in groups', () => {
     assert.equal(rows[0]?.n, 60);
   });
 
-  test('twins in one burst: one user per key, every twin answers it; a twin with another body answers 422', async () => {
+  test('twins in one burst: one user per key, every twin answers it; the key with another body then answers 422', async () => {
     const bodyOf = (i: number) => ({ custom_properties: { external_id: `twin-${i % 4}` } });
     const requests = Array.from({ length: 24 }, (_, i) => ({ key: `twin-key-${i % 4}`, body: bodyOf(i) }));
-    requests.push({ key: 'twin-key-0', body: { custom_properties: { external_id: 'twin-other' } } });
     const answers = await Promise.all(requests.map(({ key, body }) => t.call('POST', LIST, { token, body, headers: { 'idempotency-key': key } })));
-    assertProblem(answers[24] as TestResponse, 422, 'idempotency_conflict');
+    const other = await t.call('POST', LIST, {
+      token,
+      body: { custom_properties: { external_id: 'twin-other' } },
+      headers: { 'idempotency-key': 'twin-key-0' },
+    });
+    assertProblem(other, 422, 'idempotency_conflict');
     for (let k = 0; k < 4; k++) {
       const twins = answers.slice(0, 24).filter((_, i) => i % 4 === k);
       assert.ok(twins.every((answer) => answer.status === 201));
@@ -236,6 +240,27 @@ describe('groupCommit', () => {
       [1, 1, 8, 8, 8, 8, 6],
     );
     assert.deepEqual(committed, [1, 1, 8, 8, 8, 8, 6]);
+  });
+
+  test('a group retried item by item stops retrying once the database is unavailable: the rest answer that at once', async () => {
+    let writes = 0;
+    const group = groupCommit<number, number>({
+      db: t.db,
+      maxInFlight: 1,
+      async write(tx, items) {
+        writes++;
+        if (items.length > 1) throw new Error('one of the group is at fault');
+        // The first retry alone finds the database gone (its connection ends under it).
+        await tx.query('SELECT pg_terminate_backend(pg_backend_pid())');
+        return items.map((item) => ({ ok: true, value: item }));
+      },
+    });
+    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => group.submit(i)));
+    // The first went alone (and found the database gone); the other five failed as a group, then the first of
+    // them alone did too: the remaining four were not tried.
+    assert.ok(results.every((result) => result.status === 'rejected'));
+    assert.equal(writes, 1 + 1 + 1);
+    for (const result of results.slice(2)) assert.match(String((result as PromiseRejectedResult).reason), /terminat/i);
   });
 
   test('when the connection dies mid-group, every item of it answers the failure, and none is written again alone', async () => {

@@ -51,7 +51,8 @@ export function groupCommit<I, O>(options: GroupCommitOptions<I, O>): GroupCommi
   const queue: Waiting<I, O>[] = [];
   let inFlight = 0;
 
-  async function run(group: Waiting<I, O>[]): Promise<void> {
+  /** Commits the group; answers the error that made it fail as a whole (after rejecting what cannot be retried), if any. */
+  async function run(group: Waiting<I, O>[]): Promise<unknown> {
     const items = group.map((waiting) => waiting.item);
     let outcomes: Outcome<O>[];
     try {
@@ -59,16 +60,27 @@ export function groupCommit<I, O>(options: GroupCommitOptions<I, O>): GroupCommi
     } catch (error) {
       if (group.length === 1 || isDatabaseUnavailable(error)) {
         for (const waiting of group) waiting.reject(error);
-        return;
+        return error;
       }
       // Something in the group failed the whole transaction, so nothing of it committed (a deadlock, a
       // constraint `write` does not expect): each item again in a transaction of its own, so only the one
-      // at fault fails.
-      for (const waiting of group) await run([waiting]);
-      return;
+      // at fault fails; once the database is unavailable, the rest answer that at once.
+      for (const [index, waiting] of group.entries()) {
+        const failure = await run([waiting]);
+        if (isDatabaseUnavailable(failure)) {
+          for (const rest of group.slice(index + 1)) rest.reject(failure);
+          break;
+        }
+      }
+      return error;
     }
     for (const [index, waiting] of group.entries()) settle(waiting, outcomes[index]);
-    options.committed?.(group.length);
+    try {
+      options.committed?.(group.length);
+    } catch {
+      // A metric that cannot be recorded changes nothing that was committed.
+    }
+    return undefined;
   }
 
   function next(): void {

@@ -291,7 +291,7 @@ function catalogueMetrics({ registers, sources }: MetricsContext) {
 function groupCommitMetrics({ registers }: MetricsContext) {
   return new Histogram({
     name: 'charging_access_group_commit_size',
-    help: 'Writes committed together in one transaction by group commit, by kind (sign_up: POST /users/ without an Idempotency-Key).',
+    help: 'Writes committed together in one transaction by group commit, by kind (sign_up: POST /users/, with or without an Idempotency-Key).',
     labelNames: ['kind'] as const,
     buckets: [1, 2, 4, 8, 16, 32, 64],
     registers,
