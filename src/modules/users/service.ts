@@ -117,12 +117,6 @@ export function createUsersService(deps: UsersServiceDeps) {
 
     createMany,
 
-    async create(db: Queryable, clientId: string, body: UserCreateBody): Promise<UserView> {
-      const [outcome] = await createMany(db, [{ clientId, body }]);
-      if (!outcome?.ok) throw outcome?.error;
-      return outcome.value;
-    },
-
     async get(db: Queryable, clientId: string, userId: string): Promise<UserView> {
       return toView(await requireUser(db, clientId, userId));
     },

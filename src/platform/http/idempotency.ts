@@ -218,17 +218,18 @@ export function createIdempotency(deps: { db: Database; clock: Clock; inFlightWa
       ...(options.committed ? { committed: options.committed } : {}),
       async write(tx, requests) {
         const outcomes = await claim(tx, requests);
-        const toRun = [...requests.keys()].filter((index) => outcomes[index] === undefined);
+        // The requests to run: no key, or their key now held by this transaction.
+        const toRun = requests.flatMap((request, index) => (outcomes[index] === undefined ? [{ request, index }] : []));
         if (toRun.length === 0) return outcomes as Outcome<IdempotentAnswer>[];
         const results = await options.write(
           tx,
-          toRun.map((index) => (requests[index] as Fingerprinted & { item: B }).item),
+          toRun.map(({ request }) => request.item),
         );
         const answered: { request: Fingerprinted; answer: StoredAnswer }[] = [];
-        for (const [n, index] of toRun.entries()) {
+        for (const [n, { request, index }] of toRun.entries()) {
           const result = results[n] ?? { ok: false, error: new Error('grouped write answered no outcome for an item') };
           outcomes[index] = result.ok ? { ok: true, value: { ...result.value, replayed: false } } : result;
-          if (result.ok) answered.push({ request: requests[index] as Fingerprinted, answer: result.value });
+          if (result.ok) answered.push({ request, answer: result.value });
         }
         await store(tx, answered);
         return outcomes as Outcome<IdempotentAnswer>[];
@@ -255,7 +256,7 @@ export function createIdempotency(deps: { db: Database; clock: Clock; inFlightWa
 export type Idempotency = ReturnType<typeof createIdempotency>;
 
 /** The request's Idempotency-Key, if it sent one; a 400 validation_error if it is not 1..255 visible ASCII characters. */
-export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const header = request.headers['idempotency-key'];
   const key = typeof header === 'string' ? header : undefined;
   if (key !== undefined && (key.length === 0 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key))) {
@@ -277,14 +278,17 @@ export async function sendIdempotent(
   clientId: string,
   work: (tx: Queryable) => Promise<StoredAnswer>,
 ): Promise<FastifyReply> {
-  const key = idempotencyKeyOf(request);
-  return sendAnswer(reply, await idempotency.run({ clientId, key, method: request.method, url: request.url, body: request.body }, work));
+  return sendAnswer(reply, await idempotency.run(idempotentRequest(request, clientId), work));
 }
 
 /** sendIdempotent for writes that commit in groups (Idempotency.grouped): `item` is what the group's write gets. */
 export async function sendGrouped<B>(writes: GroupedWrites<B>, request: FastifyRequest, reply: FastifyReply, clientId: string, item: B): Promise<FastifyReply> {
-  const key = idempotencyKeyOf(request);
-  return sendAnswer(reply, await writes.submit({ clientId, key, method: request.method, url: request.url, body: request.body }, item));
+  return sendAnswer(reply, await writes.submit(idempotentRequest(request, clientId), item));
+}
+
+/** The request as idempotency sees it: its client, key (checked), method, path and body. */
+function idempotentRequest(request: FastifyRequest, clientId: string): IdempotentRequest {
+  return { clientId, key: idempotencyKeyOf(request), method: request.method, url: request.url, body: request.body };
 }
 
 function sendAnswer(reply: FastifyReply, answer: IdempotentAnswer): FastifyReply {
