@@ -111,6 +111,8 @@ function spawnService(env: Record<string, string>, hostsFile?: string): Omit<Ser
       STATIONS_DEFAULT_LOCATIONS: '0',
       SHUTDOWN_GRACE_MS: '1000',
       TRUST_PROXY: 'false',
+      // The traffic's three writers and reader pass an API client's default 1,200 requests/min (rate limits have tests of their own).
+      RATE_LIMIT_PER_MINUTE: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -170,6 +172,8 @@ interface Traffic {
   statuses: Map<number, number>;
   /** Users acknowledged with 201 (id -> Idempotency-Key). */
   created: Map<string, string>;
+  /** Users acknowledged with 201 to a sign-up sent without a key (committed in groups like the others). */
+  createdWithoutKey: Set<string>;
   /** Keys whose write was answered 503 at least once before it was acknowledged. */
   retried: Set<string>;
   /** When each status was last and first seen (ms since the epoch). */
@@ -178,15 +182,18 @@ interface Traffic {
 }
 
 /**
- * Two writers and a reader. A writer repeats a write answered 503 (or cut
- * off) with the same Idempotency-Key until it is acknowledged, as a client
- * following the contract does (a write not yet acknowledged when the traffic
- * stops is given up: it is not counted as created).
+ * Two writers, a writer without keys and a reader. A writer repeats a write
+ * answered 503 (or cut off) with the same Idempotency-Key until it is
+ * acknowledged, as a client following the contract does (a write not yet
+ * acknowledged when the traffic stops is given up: it is not counted as
+ * created). The writer without keys cannot repeat a write safely: it moves on,
+ * and only what was acknowledged counts.
  */
 function traffic(service: Service): Traffic {
   const statuses = new Map<number, number>();
   const lastStatusAt = new Map<number, number>();
   const created = new Map<string, string>();
+  const createdWithoutKey = new Set<string>();
   const retried = new Set<string>();
   let running = true;
   const count = (status: number) => {
@@ -228,6 +235,22 @@ function traffic(service: Service): Traffic {
       await sleep(20);
     }
   };
+  const writerWithoutKey = async () => {
+    while (running) {
+      const res = await fetch(`${service.base}/api/v1/users/`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: `no-key-${randomUUID()}@example.com` }),
+        signal: AbortSignal.timeout(15_000),
+      }).catch(() => undefined);
+      count(res?.status ?? 0);
+      const body = (await res?.json().catch(() => undefined)) as { id?: string; error?: { type?: string } } | undefined;
+      if (res?.status === 201) createdWithoutKey.add(body?.id as string);
+      else if (res?.status === 503) assert.equal(body?.error?.type, 'service_unavailable');
+      else if (res) throw new Error(`unexpected ${res.status}: ${JSON.stringify(body)}`);
+      await sleep(res?.status === 201 ? 20 : 100);
+    }
+  };
   const reader = async () => {
     while (running) {
       const res = await fetch(`${service.base}/api/v1/users/?page_size=1`, { headers, signal: AbortSignal.timeout(15_000) }).catch(() => undefined);
@@ -236,7 +259,7 @@ function traffic(service: Service): Traffic {
       await sleep(20);
     }
   };
-  const workers = [writer(), writer(), reader()];
+  const workers = [writer(), writer(), writerWithoutKey(), reader()];
   const halt = {
     halt() {
       running = false;
@@ -246,6 +269,7 @@ function traffic(service: Service): Traffic {
   return {
     statuses,
     created,
+    createdWithoutKey,
     retried,
     lastStatusAt,
     async stop() {
@@ -271,7 +295,7 @@ async function readAgainWhile503(url: string, token: string): Promise<Response> 
   }
 }
 
-/** Every acknowledged user is there, once per Idempotency-Key. */
+/** Every acknowledged user is there (with or without a key), once per Idempotency-Key. */
 async function assertNothingLost(service: Service, load: Traffic): Promise<void> {
   const ids = new Set<string>();
   const keys = new Set(load.created.values());
@@ -289,6 +313,8 @@ async function assertNothingLost(service: Service, load: Traffic): Promise<void>
     url = page.next ? page.next.replace(/^https?:\/\/[^/]+/, service.base) : null;
   }
   for (const id of load.created.keys()) assert.ok(ids.has(id), `acknowledged user ${id} was lost`);
+  assert.ok(load.createdWithoutKey.size > 0, 'the writer without keys was acknowledged some sign-ups');
+  for (const id of load.createdWithoutKey) assert.ok(ids.has(id), `user ${id}, acknowledged to a sign-up without a key, was lost`);
   assert.equal(keys.size, load.created.size);
   for (const key of keys) assert.equal(perKey.get(key), 1, `Idempotency-Key ${key} created exactly one user`);
 }
@@ -659,7 +685,7 @@ describe('a failover: DATABASE_URL names a host that moves to a new server', () 
       await client.end();
     }
     process.stdout.write(
-      `# failover: served again ${after} ms after the new server started; ${load.statuses.get(503) ?? 0} answers 503, ${load.created.size} users acknowledged\n`,
+      `# failover: served again ${after} ms after the new server started; ${load.statuses.get(503) ?? 0} answers 503, ${load.created.size} + ${load.createdWithoutKey.size} users acknowledged (with and without a key)\n`,
     );
   });
 });

@@ -5,6 +5,7 @@
 // database going away answering every waiting request (503) rather than half of them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { Queryable } from '../src/platform/db.ts';
 import { groupCommit, type Outcome } from '../src/platform/group-commit.ts';
 import { assertProblem, setupTestApp, type TestContext, type TestResponse } from './helpers.ts';
 import { registerPeer } from './ocpi-support.ts';
@@ -206,6 +207,21 @@ describe('sign-ups with an Idempotency-Key, committed in groups', () => {
 });
 
 describe('groupCommit', () => {
+  /** One group at a time, each item written as itself after `before` ran in the group's transaction; counts the writes. */
+  function oneAtATime(before: (tx: Queryable, items: readonly number[]) => Promise<void>) {
+    let writes = 0;
+    const group = groupCommit<number, number>({
+      db: t.db,
+      maxInFlight: 1,
+      async write(tx, items) {
+        writes++;
+        await before(tx, items);
+        return items.map((item) => ({ ok: true, value: item }));
+      },
+    });
+    return { submit: group.submit, writes: () => writes };
+  }
+
   test('groups take what waits when a slot frees, at most maxGroup, at most maxInFlight at once', async () => {
     const groups: number[][] = [];
     let inFlight = 0;
@@ -243,43 +259,29 @@ describe('groupCommit', () => {
   });
 
   test('a group retried item by item stops retrying once the database is unavailable: the rest answer that at once', async () => {
-    let writes = 0;
-    const group = groupCommit<number, number>({
-      db: t.db,
-      maxInFlight: 1,
-      async write(tx, items) {
-        writes++;
-        if (items.length > 1) throw new Error('one of the group is at fault');
-        // The first retry alone finds the database gone (its connection ends under it).
-        await tx.query('SELECT pg_terminate_backend(pg_backend_pid())');
-        return items.map((item) => ({ ok: true, value: item }));
-      },
+    const group = oneAtATime(async (tx, items) => {
+      if (items.length > 1) throw new Error('one of the group is at fault');
+      // The first retry alone finds the database gone (its connection ends under it).
+      await tx.query('SELECT pg_terminate_backend(pg_backend_pid())');
     });
     const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => group.submit(i)));
     // The first went alone (and found the database gone); the other five failed as a group, then the first of
     // them alone did too: the remaining four were not tried.
     assert.ok(results.every((result) => result.status === 'rejected'));
-    assert.equal(writes, 1 + 1 + 1);
+    assert.equal(group.writes(), 1 + 1 + 1);
     for (const result of results.slice(2)) assert.match(String((result as PromiseRejectedResult).reason), /terminat/i);
   });
 
   test('when the connection dies mid-group, every item of it answers the failure, and none is written again alone', async () => {
-    let writes = 0;
-    const group = groupCommit<number, number>({
-      db: t.db,
-      maxInFlight: 1,
-      async write(tx, items) {
-        writes++;
-        if (items.length > 1) await tx.query('SELECT pg_terminate_backend(pg_backend_pid())');
-        await tx.query('SELECT pg_sleep(0.05)');
-        return items.map((item) => ({ ok: true, value: item }));
-      },
+    const group = oneAtATime(async (tx, items) => {
+      if (items.length > 1) await tx.query('SELECT pg_terminate_backend(pg_backend_pid())');
+      await tx.query('SELECT pg_sleep(0.05)');
     });
     const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => group.submit(i)));
     assert.deepEqual(results[0], { status: 'fulfilled', value: 0 });
     const rest = results.slice(1);
     assert.ok(rest.every((result) => result.status === 'rejected'));
-    assert.equal(writes, 2);
+    assert.equal(group.writes(), 2);
     assert.equal((await t.call('GET', '/readyz')).status, 200);
   });
 });
