@@ -74,6 +74,30 @@ describe('statements prepared automatically', () => {
     assert.equal(rows.names.length, 2, 'the stale statement and the one named anew');
   });
 
+  it('a text run on the pool itself (db.query, outside a transaction) is prepared too, and a stale one runs again unnamed', async () => {
+    // pg-pool runs db.query through the connection's callback form: it was never prepared (issue 17's --statements:
+    // statements on the pool were planned on every run, 21% of PostgreSQL's statement time).
+    const one = createDatabase(url, { max: 1 });
+    const table = `prepare_pool_${randomUUID().replaceAll('-', '')}`;
+    try {
+      await one.query(`CREATE TABLE ${table} (id int PRIMARY KEY)`);
+      await one.query(`INSERT INTO ${table} VALUES (1), (2)`);
+      const text = `SELECT * FROM ${table} WHERE id = $1`;
+      const answers: unknown[] = [];
+      for (let i = 0; i < 4; i++) answers.push((await one.query(text, [1 + (i % 2)])).rows);
+      assert.deepEqual(answers, [[{ id: 1 }], [{ id: 2 }], [{ id: 1 }], [{ id: 2 }]]);
+      const named = async () =>
+        (await one.query<{ name: string }>('SELECT name FROM pg_prepared_statements WHERE statement = $1 ORDER BY name', [text])).rows.map((r) => r.name);
+      assert.equal((await named()).length, 1, 'prepared on the pool connection');
+      await one.query(`ALTER TABLE ${table} ADD COLUMN note text DEFAULT 'added'`);
+      assert.deepEqual((await one.query(text, [1])).rows, [{ id: 1, note: 'added' }], 'the stale statement answers, run unnamed');
+      await assert.rejects(one.query(text, ['not a number']), /invalid input syntax/, "a statement's own error still reaches the caller");
+    } finally {
+      await one.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
+      await one.close();
+    }
+  });
+
   it('prepares nothing when turned off', async () => {
     const off = createDatabase(url, { max: 1, autoPrepare: false });
     try {

@@ -153,11 +153,24 @@ function preparingClient(state: AutoNames): typeof pg.Client {
     override query(...args: any[]): any {
       const [config, values, callback] = args as [unknown, unknown, unknown];
       const query = super.query as (...passed: unknown[]) => Promise<pg.QueryResult>;
-      const name = typeof config === 'string' && Array.isArray(values) && callback === undefined ? autoName(state, config) : undefined;
+      const form = callback === undefined ? 'promise' : typeof callback === 'function' ? 'callback' : undefined;
+      const name = typeof config === 'string' && Array.isArray(values) && form ? autoName(state, config) : undefined;
       if (!name) return query.apply(this, args);
+      const forget = () => {
+        if (state.names.get(config as string) === name) state.names.delete(config as string);
+      };
+      // The pool's own query (db.query, outside a transaction) calls with a callback (pg-pool).
+      if (form === 'callback') {
+        const done = callback as (error: Error | null, result?: pg.QueryResult) => void;
+        return query.call(this, { name, text: config, values }, (error: Error | null, result?: pg.QueryResult) => {
+          if (!error || !isStalePrepared(error)) return done(error, result);
+          forget();
+          query.call(this, config, values, done);
+        });
+      }
       return query.call(this, { name, text: config, values }).catch((error: unknown) => {
         if (!isStalePrepared(error)) throw error;
-        if (state.names.get(config as string) === name) state.names.delete(config as string);
+        forget();
         return query.call(this, config, values);
       });
     }
@@ -259,6 +272,15 @@ function observed(database: Database, onError: (error: Error) => void): Database
  */
 export function atomically<T>(db: Database, q: Queryable, work: (tx: Queryable) => Promise<T>): Promise<T> {
   return q === db ? db.transaction(work) : work(q);
+}
+
+/**
+ * `column = $n` for one value, `column = ANY($n)` for several, with the parameter to pass. PostgreSQL cannot know how
+ * many elements an array parameter holds when it plans a statement generically, so it plans `= ANY($n)` anew on every
+ * run (its custom plans look cheaper); the hot callers (a session's poll) ask for one value.
+ */
+export function oneOrAny(column: string, param: number, values: readonly unknown[]): { condition: string; value: unknown } {
+  return values.length === 1 ? { condition: `${column} = $${param}`, value: values[0] } : { condition: `${column} = ANY($${param})`, value: values };
 }
 
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
