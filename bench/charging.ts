@@ -823,6 +823,15 @@ async function printStatements(db: Database): Promise<void> {
   );
   say('\n== the statements run most often\n| calls | planning ms | statement |\n| ---: | ---: | --- |');
   for (const row of chatty.rows) say(`| ${row.calls} | ${Math.round(row.plan)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
+  // A statement PostgreSQL plans anew on most runs (a custom plan each time, or never prepared) costs planning on top.
+  const planned = await db.query<{ plans: string; calls: string; plan: number; query: string }>(
+    `SELECT plans, calls, total_plan_time AS plan, query FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_plan_time DESC LIMIT 15`,
+  );
+  say('\n== the statements that took the most planning\n| planning ms | plans | calls | statement |\n| ---: | ---: | ---: | --- |');
+  for (const row of planned.rows) {
+    say(`| ${Math.round(row.plan)} | ${row.plans} | ${row.calls} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
+  }
   const rowsBack = await db.query<{ rows: string; calls: string; query: string }>(
     `SELECT rows, calls, query FROM pg_stat_statements
       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY rows DESC LIMIT 15`,

@@ -1,6 +1,6 @@
 // SQL of bills, debts, invoices, invoice numbers and the shared link secret.
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../../platform/db.ts';
+import { oneOrAny, type Queryable } from '../../platform/db.ts';
 import type { BillLine } from '../../pricing/price-cdr.ts';
 
 export type { BillLine };
@@ -171,9 +171,10 @@ export async function sessionsWithFinishedBill(db: Queryable, sessionIds: readon
 /** Bills of completed sessions, for the session view (not a held one: its cost is not known until the operator releases it). */
 export async function billsOf(db: Queryable, clientId: string, sessionIds: readonly string[]): Promise<BillRow[]> {
   if (sessionIds.length === 0) return [];
-  const { rows } = await db.query<BillRow>(`SELECT ${BILL_COLUMNS} FROM charging_bills WHERE client_id = $1 AND session_id = ANY($2) AND step <> 'held'`, [
+  const sessions = oneOrAny('session_id', 2, sessionIds);
+  const { rows } = await db.query<BillRow>(`SELECT ${BILL_COLUMNS} FROM charging_bills WHERE client_id = $1 AND ${sessions.condition} AND step <> 'held'`, [
     clientId,
-    sessionIds,
+    sessions.value,
   ]);
   return rows;
 }
@@ -326,7 +327,11 @@ export async function findInvoice(db: Queryable, id: string): Promise<InvoiceRow
 
 export async function invoicesOfSessions(db: Queryable, clientId: string, sessionIds: readonly string[]): Promise<InvoiceRow[]> {
   if (sessionIds.length === 0) return [];
-  const { rows } = await db.query<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices WHERE client_id = $1 AND session_id = ANY($2)`, [clientId, sessionIds]);
+  const sessions = oneOrAny('session_id', 2, sessionIds);
+  const { rows } = await db.query<InvoiceRow>(`SELECT ${INVOICE_COLUMNS} FROM invoices WHERE client_id = $1 AND ${sessions.condition}`, [
+    clientId,
+    sessions.value,
+  ]);
   return rows;
 }
 

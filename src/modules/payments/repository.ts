@@ -256,7 +256,7 @@ export async function findHoldByReference(db: Queryable, account: string, refere
   return rows[0];
 }
 
-/** Every poll of a session reads its hold through this one. */
+/** Several sessions' holds at once (a list of sessions). */
 const FIND_HOLDS_BY_REFERENCES: NamedStatement = {
   name: 'payments.find-holds-by-references',
   text: `SELECT ${HOLD_COLUMNS} FROM payment_holds WHERE account = $1 AND reference = ANY($2)`,
@@ -269,7 +269,11 @@ const FIND_HOLD_BY_REFERENCE: NamedStatement = {
 /** The holds of these references (any order); missing references are absent. */
 export async function findHoldsByReferences(db: Queryable, account: string, references: readonly string[]): Promise<HoldRow[]> {
   if (references.length === 0) return [];
-  const { rows } = await db.query<HoldRow>(FIND_HOLDS_BY_REFERENCES, [account, references]);
+  // One reference (every poll of a session) by its own statement: PostgreSQL plans `= ANY($2)` anew on each run.
+  const { rows } =
+    references.length === 1
+      ? await db.query<HoldRow>(FIND_HOLD_BY_REFERENCE, [account, references[0]])
+      : await db.query<HoldRow>(FIND_HOLDS_BY_REFERENCES, [account, references]);
   return rows;
 }
 
