@@ -842,6 +842,22 @@ async function printStatements(db: Database): Promise<void> {
     const perCall = Number(row.rows) / Math.max(1, Number(row.calls));
     say(`| ${row.rows} | ${row.calls} | ${perCall.toFixed(1)} | ${row.query.replace(/\s+/g, ' ').slice(0, 160).replaceAll('|', '\\|')} |`);
   }
+  // Whose statements: the sandboxes' schemas against the service's own (a statement naming both counts as the sandbox's).
+  const areas = await db.query<{ area: string; calls: number; exec: number; plan: number }>(
+    `SELECT CASE WHEN query ~ 'stripe_sandbox\\.' THEN 'Stripe sandbox' WHEN query ~ 'cpo_sandbox\\.' THEN 'CPO sandbox'
+                 WHEN query ~* '^\\s*(BEGIN|COMMIT|ROLLBACK)' THEN 'BEGIN / COMMIT (everyone)' ELSE 'the service' END AS area,
+            sum(calls)::float8 AS calls, sum(total_exec_time) AS exec, sum(total_plan_time) AS plan
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+      GROUP BY 1 ORDER BY 2 DESC`,
+  );
+  const sessions = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM invoices');
+  const perSession = Math.max(1, sessions.rows[0]?.n ?? 1);
+  say(
+    `\n== statements by whose they are (per invoice: ${perSession} invoices)\n| whose | calls | per invoice | executing ms | planning ms |\n| --- | ---: | ---: | ---: | ---: |`,
+  );
+  for (const row of areas.rows) {
+    say(`| ${row.area} | ${row.calls} | ${(row.calls / perSession).toFixed(1)} | ${Math.round(row.exec)} | ${Math.round(row.plan)} |`);
+  }
   const t = totals.rows[0];
   if (t) {
     say(

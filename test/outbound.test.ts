@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ocpiRequest } from '../src/ocpi-protocol/client.ts';
+import { outboundAgent } from '../src/platform/http/outbound.ts';
 import { ensureCertificate, type TlsMaterial } from '../src/platform/http/tls.ts';
 import { postWebhook } from '../src/sandbox/stripe/webhooks.ts';
 
@@ -67,6 +68,15 @@ describe('outbound HTTPS to a peer with a pinned certificate', () => {
       assert.deepEqual(delivery, { status: 200, error: null });
     }
     assert.equal(handshakes - start, 1, `${handshakes - start} TLS handshakes for 100 calls`);
+  });
+
+  it('one agent per certificate, whichever text of its PEM a call passes; another certificate has its own', () => {
+    const target = new URL(url);
+    const agent = outboundAgent(target, material.cert);
+    assert.equal(outboundAgent(target, material.cert), agent, 'the same text');
+    assert.equal(outboundAgent(target, material.cert.replaceAll('\n', '\r\n')), agent, 'the same certificate in another text');
+    assert.notEqual(outboundAgent(target, other.cert), agent);
+    assert.throws(() => outboundAgent(target, 'not a certificate'));
   });
 
   it('a peer presenting another certificate than the pinned one is refused', async () => {

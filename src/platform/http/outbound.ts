@@ -23,9 +23,24 @@ const plainAgent = new HttpAgent(POOL);
 const publicTlsAgent = new HttpsAgent(POOL);
 /** One agent per pinned certificate (by fingerprint); a handful at most (our own loopback service, the sandbox network). */
 const pinnedAgents = new Map<string, HttpsAgent>();
+/**
+ * The agent of each PEM text seen, so that a call does not parse its certificate again (an X509Certificate per call
+ * was 1.5% of the service's CPU at 100 concurrent sessions). Bounded: PEM texts come from configuration and peers'
+ * records, but a text that varies (whitespace) must not grow this without end.
+ */
+const agentsByPem = new Map<string, HttpsAgent>();
+const MAX_PEM_TEXTS = 256;
 
 function pinnedAgent(pem: string): HttpsAgent {
-  const pinned = new X509Certificate(pem);
+  const known = agentsByPem.get(pem);
+  if (known) return known;
+  const agent = agentForCertificate(new X509Certificate(pem));
+  if (agentsByPem.size >= MAX_PEM_TEXTS) agentsByPem.clear();
+  agentsByPem.set(pem, agent);
+  return agent;
+}
+
+function agentForCertificate(pinned: X509Certificate): HttpsAgent {
   const existing = pinnedAgents.get(pinned.fingerprint256);
   if (existing) return existing;
   const agent = new HttpsAgent({
