@@ -223,6 +223,35 @@ describe('refusals', () => {
     await eventually(async () => ((await holdOf(failed.id))?.status === 'released' ? true : undefined), 'the hold released', 5_000);
   });
 
+  it("a session is read only through its own user, and not once the user is deleted: 404 not_found, the user's or the session's", async () => {
+    const d = await driver();
+    const failed = await start(d, evse('REJECT'));
+    assertProblem(failed, 424, 'charging_provider_error');
+    const list = await ctx.call('GET', `${USERS}/${d.userId}/charging-sessions/`, { token: d.token });
+    const id: string = list.body.results[0].id;
+    const path = (userId: string, sessionId = id) => `${USERS}/${userId}/charging-sessions/${sessionId}/`;
+    assert.equal((await ctx.call('GET', path(d.userId.toUpperCase(), id.toUpperCase()), { token: d.token })).status, 200, 'ids in any case');
+    const other = await driver(); // another client's user
+    const sibling = await ctx.call('POST', `${USERS}/`, { token: d.token, body: { email: 'sibling@example.com' } });
+    assert.equal(sibling.status, 201, sibling.text);
+    const wrong = [
+      [path(sibling.body.id), d.token, /Charging session/],
+      [path(other.userId), d.token, /User/],
+      [path(d.userId), other.token, /User/],
+      [path('not-a-uuid'), d.token, /User/],
+      [path(d.userId, 'not-a-uuid'), d.token, /Charging session/],
+    ] as const;
+    for (const [url, token, what] of wrong) {
+      const res = await ctx.call('GET', url, { token });
+      assertProblem(res, 404, 'not_found');
+      assert.match(res.body.detail ?? res.body.title ?? res.text, what, url);
+    }
+    assert.equal((await ctx.call('DELETE', `${USERS}/${d.userId}/`, { token: d.token })).status, 204);
+    const gone = await ctx.call('GET', path(d.userId), { token: d.token });
+    assertProblem(gone, 404, 'not_found');
+    assert.match(gone.body.detail ?? gone.body.title ?? gone.text, /User/);
+  });
+
   it('a declined card: 402 pre_authorization_failed without a client secret; nothing started', async () => {
     const d = await driver(CARDS.chargesFail);
     const res = await start(d, evse('NORMAL'));

@@ -158,7 +158,9 @@ const FIND_SESSION: NamedStatement = { name: 'charging.find-session', text: `SEL
 const FIND_SESSION_FOR_UPDATE: NamedStatement = { name: 'charging.find-session-for-update', text: `${FIND_SESSION.text} FOR UPDATE` };
 const FIND_CLIENT_SESSION: NamedStatement = {
   name: 'charging.find-client-session',
-  text: `SELECT ${COLUMNS} FROM charging_sessions WHERE id = $1 AND client_id = $2 AND user_id = $3`,
+  // The user's own check in the same read (a poll's first statement): its session, while the user is not deleted.
+  text: `SELECT ${COLUMNS} FROM charging_sessions WHERE id = $1 AND client_id = $2 AND user_id = $3
+           AND EXISTS (SELECT 1 FROM users u WHERE u.client_id = $2 AND u.id = $3 AND u.deleted_at IS NULL)`,
 };
 const FIND_BY_OCPI_SESSION: NamedStatement = {
   name: 'charging.find-by-ocpi-session',
@@ -166,6 +168,7 @@ const FIND_BY_OCPI_SESSION: NamedStatement = {
 };
 const FIND_BY_OCPI_SESSION_FOR_UPDATE: NamedStatement = { name: 'charging.find-by-ocpi-session-for-update', text: `${FIND_BY_OCPI_SESSION.text} FOR UPDATE` };
 
+/** The session of this client's user, while the user is not deleted (ids must be UUIDs). */
 export async function findClientSession(db: Queryable, clientId: string, userId: string, id: string): Promise<SessionRow | undefined> {
   const { rows } = await db.query<SessionRow>(FIND_CLIENT_SESSION, [id, clientId, userId]);
   return rows[0];

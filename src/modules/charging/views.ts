@@ -99,12 +99,16 @@ export async function view(ctx: ViewContext, q: Queryable, row: repo.SessionRow)
   return (await views(ctx, q, row.client_id, [row]))[0] as SessionView;
 }
 
-/** The user's session (after the user's own check); another client's or user's is "not found". */
+/**
+ * The user's session; another client's or user's is "not found". The user's own check comes with the session in one
+ * read (every poll of a session passes here); only when there is no session is the user looked at alone, so that an
+ * unknown or deleted user is told as such.
+ */
 export async function requireSession(ctx: ChargingContext, q: Queryable, clientId: string, userId: string, sessionId: string): Promise<repo.SessionRow> {
+  const row = UUID.test(sessionId) && UUID.test(userId) ? await repo.findClientSession(q, clientId, userId.toLowerCase(), sessionId.toLowerCase()) : undefined;
+  if (row) return row;
   await ctx.users.requireUser(q, clientId, userId);
-  const row = UUID.test(sessionId) ? await repo.findClientSession(q, clientId, userId, sessionId.toLowerCase()) : undefined;
-  if (!row) throw notFound('Charging session');
-  return row;
+  throw notFound('Charging session');
 }
 
 export async function listSessions(
