@@ -17,8 +17,6 @@ export interface AccountSettings {
   fingerprintKey: string;
   /** Base URL of the browser stand-in (/sandbox/...), shown in next_action. */
   browserBaseUrl: string | undefined;
-  /** Webhook endpoints that get a delivery of a new event of `type` (read in the event's transaction). */
-  endpoints: (tx: Queryable, type: string) => Promise<string[]>;
 }
 
 export interface EngineContext {

@@ -10,7 +10,6 @@ import * as store from './store.ts';
 
 /** Records the event `type` for `object` (a snapshot) and its pending deliveries. */
 export async function emit(ctx: EngineContext, type: string, object: unknown, previous?: Record<string, unknown>): Promise<void> {
-  const endpoints = await ctx.account.endpoints(ctx.tx, type);
   const event: EventObject = {
     id: newId('evt'),
     object: 'event',
@@ -18,12 +17,11 @@ export async function emit(ctx: EngineContext, type: string, object: unknown, pr
     created: seconds(ctx.now),
     data: { object: clone(object), ...(previous ? { previous_attributes: previous } : {}) },
     livemode: false,
-    pending_webhooks: endpoints.length,
+    pending_webhooks: 0, // the count of the endpoints that receive it, set as it is recorded
     request: { id: ctx.requestId, idempotency_key: ctx.idempotencyKey },
     type,
   };
-  await store.insertEvent(ctx.tx, { id: event.id, type, created: event.created, data: event });
-  await store.createDeliveries(ctx.tx, event.id, endpoints, ctx.now);
+  await store.recordEvent(ctx.tx, { id: event.id, type, created: event.created, data: event }, ctx.now);
 }
 
 export async function listEvents(ctx: EngineContext, raw: FormObject): Promise<unknown> {

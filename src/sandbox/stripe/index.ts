@@ -55,8 +55,6 @@ export async function createStripeSandbox(options: StripeSandboxOptions) {
     holdValidityMs: options.holdValidityMs ?? DEFAULT_HOLD_VALIDITY_MS,
     fingerprintKey: keys.webhookSecret,
     browserBaseUrl: options.browserBaseUrl,
-    // In PostgreSQL, not in this process: any process creating an event or delivering it sees every endpoint as registered.
-    endpoints: (tx, type) => store.webhookEndpointUrls(tx, type),
   });
 
   let server: Server | undefined;

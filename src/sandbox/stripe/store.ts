@@ -54,11 +54,6 @@ const FIND_IDEMPOTENT_RESULT: NamedStatement = {
   name: 'stripe-sandbox.find-idempotent-result',
   text: 'SELECT fingerprint, status, body FROM stripe_sandbox.idempotency_keys WHERE key = $1 AND created_at >= $2',
 };
-const WEBHOOK_ENDPOINT_URLS: NamedStatement = {
-  name: 'stripe-sandbox.webhook-endpoint-urls',
-  text: `SELECT url FROM stripe_sandbox.webhook_endpoints WHERE $1 = ANY (enabled_events) OR '*' = ANY (enabled_events) ORDER BY created_at, url`,
-};
-
 export async function insertObject(tx: Queryable, stored: StoredObject<unknown, unknown>): Promise<void> {
   await tx.query(`INSERT INTO stripe_sandbox.objects (id, object, customer, created, expires_at, data, internal) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
     stored.id,
@@ -141,14 +136,25 @@ export function listObjects<T>(
   return listPage(tx, 'stripe_sandbox.objects', where, params, options, (row) => row.data as T);
 }
 
-export async function insertEvent(tx: Queryable, event: { id: string; type: string; created: number; data: unknown }): Promise<void> {
-  await tx.query('INSERT INTO stripe_sandbox.events (id, type, created, data) VALUES ($1, $2, $3, $4)', [
-    event.id,
-    event.type,
-    event.created,
-    JSON.stringify(event.data),
-  ]);
+/**
+ * Records an event and its pending delivery to every webhook endpoint that receives its type, in one statement: the
+ * endpoints are read in PostgreSQL (any process creating an event sees every endpoint registered), and the event's
+ * `pending_webhooks` is their count.
+ */
+export async function recordEvent(tx: Queryable, event: { id: string; type: string; created: number; data: unknown }, at: Date): Promise<void> {
+  await tx.query(RECORD_EVENT, [event.id, event.type, event.created, JSON.stringify(event.data), at]);
 }
+const RECORD_EVENT: NamedStatement = {
+  name: 'stripe-sandbox.record-event',
+  text: `WITH endpoints AS (
+           SELECT url FROM stripe_sandbox.webhook_endpoints WHERE $2 = ANY (enabled_events) OR '*' = ANY (enabled_events)
+         ), event AS (
+           INSERT INTO stripe_sandbox.events (id, type, created, data)
+           SELECT $1, $2, $3, jsonb_set($4::jsonb, '{pending_webhooks}', to_jsonb((SELECT count(*) FROM endpoints)::int))
+         )
+         INSERT INTO stripe_sandbox.webhook_deliveries (event_id, endpoint, next_attempt_at, created_at)
+         SELECT $1, url, $5, $5 FROM endpoints ON CONFLICT DO NOTHING`,
+};
 
 export async function loadEvent<T>(tx: Queryable, id: string): Promise<T | undefined> {
   const { rows } = await tx.query<{ data: T }>('SELECT data FROM stripe_sandbox.events WHERE id = $1', [id]);
@@ -220,22 +226,7 @@ export async function upsertWebhookEndpoint(db: Queryable, endpoint: StoredWebho
   );
 }
 
-/** The endpoints that receive events of `type` (it is among their enabled events, or they enable '*'). */
-export async function webhookEndpointUrls(db: Queryable, type: string): Promise<string[]> {
-  const { rows } = await db.query<{ url: string }>(WEBHOOK_ENDPOINT_URLS, [type]);
-  return rows.map((r) => r.url);
-}
-
 // --- Webhook deliveries -------------------------------------------------------
-
-export async function createDeliveries(tx: Queryable, eventId: string, endpoints: string[], at: Date): Promise<void> {
-  for (const endpoint of endpoints) {
-    await tx.query(
-      'INSERT INTO stripe_sandbox.webhook_deliveries (event_id, endpoint, next_attempt_at, created_at) VALUES ($1, $2, $3, $3) ON CONFLICT DO NOTHING',
-      [eventId, endpoint, at],
-    );
-  }
-}
 
 export interface DueDelivery {
   eventId: string;
