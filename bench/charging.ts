@@ -1428,6 +1428,9 @@ interface LevelResult {
   serviceProblems: Record<string, number>;
 }
 
+/** How often a level prints its progress line. */
+const PROGRESS_EVERY_MS = 10_000;
+
 const spread = (values: number[]): Spread => ({ p50: percentile(values, 50), p99: percentile(values, 99), n: values.length });
 
 async function progress(run: LevelRun): Promise<void> {
@@ -1439,8 +1442,11 @@ async function progress(run: LevelRun): Promise<void> {
     run.jobsPeak[queue] = { queued: Math.max(peak.queued, figures.queued), oldestDueS: Math.max(peak.oldestDueS, figures.oldestDueS) };
   }
   const memory = await memoryFigures(run.bench);
+  // The starts answered since the last line: whether the slow ones come together (a pause) or spread over the run.
+  const recent = run.startAnswers.filter((s) => s.at + s.ms >= now() - PROGRESS_EVERY_MS).map((s) => s.ms);
+  const starts = recent.length > 0 ? `starts ${recent.length} (p99 ${seconds(spread(recent).p99)}, slowest ${seconds(Math.max(...recent))}), ` : '';
   say(
-    `  ${Math.round((now() - run.startedAt) / 1000)} s: ${run.invoiced.length} invoiced, ${run.inFlight} drivers in flight, ${failures} failures, ` +
+    `  ${Math.round((now() - run.startedAt) / 1000)} s: ${run.invoiced.length} invoiced, ${run.inFlight} drivers in flight, ${failures} failures, ${starts}` +
       `service RSS ${fixed(latest?.rssMiB, 0)} MiB; webhook deliveries waiting ${memory.webhookBacklog ?? '?'}; jobs queued: ${queuesText(Object.fromEntries(jobs))}`,
   );
   say(`      memory: ${memoryText(latest, memory)}`);
@@ -1602,7 +1608,7 @@ async function runLevel(bench: Bench, concurrency: number, receiverMode?: Receiv
     drivers: 0,
     jobsPeak: {},
   };
-  const ticker = setInterval(() => void progress(run), 10_000);
+  const ticker = setInterval(() => void progress(run), PROGRESS_EVERY_MS);
   const cap = setTimeout(() => openWindow(run, `no window yet after ${WARMUP_CAP_MS / 1000} s`), WARMUP_CAP_MS);
   await Promise.all(Array.from({ length: concurrency }, (_, i) => virtualClient(run, i)));
   clearInterval(ticker);
