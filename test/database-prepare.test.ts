@@ -91,7 +91,11 @@ describe('statements prepared automatically', () => {
       assert.equal((await named()).length, 1, 'prepared on the pool connection');
       await one.query(`ALTER TABLE ${table} ADD COLUMN note text DEFAULT 'added'`);
       assert.deepEqual((await one.query(text, [1])).rows, [{ id: 1, note: 'added' }], 'the stale statement answers, run unnamed');
+      for (let i = 0; i < 3; i++) await one.query(text, [2]);
+      assert.equal((await named()).length, 2, 'named anew after more runs (the stale one stays on the connection)');
+      // Through the named statement: its own error reaches the caller, and the connection answers on.
       await assert.rejects(one.query(text, ['not a number']), /invalid input syntax/, "a statement's own error still reaches the caller");
+      assert.deepEqual((await one.query(text, [2])).rows, [{ id: 2, note: 'added' }]);
     } finally {
       await one.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
       await one.close();

@@ -33,8 +33,14 @@ before(async () => {
          FROM generate_series(1, 5000) AS n`,
       [client],
     );
+    await tx.query(
+      `INSERT INTO charging_bills (session_id, client_id, user_id, step, currency, lines, net, vat, gross, engine_total, price_mismatch, price_source, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, gen_random_uuid(), 'invoiced', 'EUR', '[]', 100, 19, 119, '1.19', false, 'engine', now(), now()
+         FROM generate_series(1, 5000)`,
+      [client],
+    );
   });
-  await database.db.query('ANALYZE payment_holds, invoices');
+  await database.db.query('ANALYZE payment_holds, invoices, charging_bills');
 });
 after(async () => {
   await one.close();
@@ -45,10 +51,11 @@ after(async () => {
 async function customPlans(
   read: (q: Queryable) => Promise<unknown>,
   table: string,
+  on: Database = one,
   runs = 12,
 ): Promise<{ statement: string; custom: number; generic: number }[]> {
-  for (let i = 0; i < runs; i++) await read(one);
-  const { rows } = await one.query<{ statement: string; custom: string; generic: string }>(
+  for (let i = 0; i < runs; i++) await read(on);
+  const { rows } = await on.query<{ statement: string; custom: string; generic: string }>(
     `SELECT statement, custom_plans AS custom, generic_plans AS generic FROM pg_prepared_statements WHERE statement LIKE $1`,
     [`%FROM ${table} %`],
   );
@@ -56,6 +63,18 @@ async function customPlans(
 }
 
 describe('the reads of a session poll keep a generic plan', () => {
+  test('the premise, on these tables: a read by `= ANY($n)` is planned anew on every run', async () => {
+    const control = createDatabase(database.url, { max: 1 });
+    try {
+      const plans = await customPlans((q) => findHoldsByReferences(q, 'acct_test', [randomUUID(), randomUUID()]), 'payment_holds', control);
+      assert.equal(plans.length, 1, JSON.stringify(plans));
+      assert.match(plans[0]?.statement ?? '', /= ANY/);
+      assert.ok((plans[0]?.custom ?? 0) >= 12, `custom plans: ${JSON.stringify(plans)}`);
+    } finally {
+      await control.close();
+    }
+  });
+
   for (const [name, table, read] of [
     ['the hold of one reference', 'payment_holds', (q: Queryable) => findHoldsByReferences(q, 'acct_test', [randomUUID()])],
     ['the bill of one session', 'charging_bills', (q: Queryable) => billsOf(q, randomUUID(), [randomUUID()])],
