@@ -323,6 +323,17 @@ function postgresCpu(postmasterPid: number | undefined): number {
   return total;
 }
 
+/** The machine's idle and stolen CPU seconds so far (all cores, /proc/stat), when it tells them. */
+function machineTimes(): { at: number; idle: number; steal: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+    const ticks = 100; // USER_HZ
+    return { at: now(), idle: ((fields[3] ?? 0) + (fields[4] ?? 0)) / ticks, steal: (fields[7] ?? 0) / ticks };
+  } catch {
+    return undefined;
+  }
+}
+
 interface Sample {
   at: number;
   rssMiB: number;
@@ -905,6 +916,8 @@ interface LevelRun {
   invoiced: Invoiced[];
   /** Every answered POST start (any status): when it was sent and how long the answer took. */
   startAnswers: { at: number; ms: number }[];
+  /** The machine's idle and stolen CPU at the last progress line. */
+  machineAt?: { at: number; idle: number; steal: number } | undefined;
   failures: Map<string, number>;
   users: string[];
   /** EVSEs a virtual driver is using: two drivers do not stand at one charger. */
@@ -1445,8 +1458,22 @@ async function progress(run: LevelRun): Promise<void> {
   // The starts answered since the last line: whether the slow ones come together (a pause) or spread over the run.
   const recent = run.startAnswers.filter((s) => s.at + s.ms >= now() - PROGRESS_EVERY_MS).map((s) => s.ms);
   const starts = recent.length > 0 ? `starts ${recent.length} (p99 ${seconds(spread(recent).p99)}, slowest ${seconds(Math.max(...recent))}), ` : '';
+  // Who had the cores since the last line: more work of ours, or less machine (time stolen by the host, other processes).
+  const samples = run.bench.sampler.samples;
+  const since = samples.find((sample) => sample.at >= now() - PROGRESS_EVERY_MS);
+  const machine = machineTimes();
+  const cores = (a: number, b: number, ms: number) => ((a - b) / (ms / 1000)).toFixed(2);
+  const usage =
+    since && latest && latest.at > since.at
+      ? `cores: service ${cores(latest.serviceCpuS, since.serviceCpuS, latest.at - since.at)}, PostgreSQL ${cores(latest.postgresCpuS, since.postgresCpuS, latest.at - since.at)}` +
+        (machine && run.machineAt
+          ? `, idle ${cores(machine.idle, run.machineAt.idle, machine.at - run.machineAt.at)}, stolen ${cores(machine.steal, run.machineAt.steal, machine.at - run.machineAt.at)}`
+          : '') +
+        '; '
+      : '';
+  run.machineAt = machine;
   say(
-    `  ${Math.round((now() - run.startedAt) / 1000)} s: ${run.invoiced.length} invoiced, ${run.inFlight} drivers in flight, ${failures} failures, ${starts}` +
+    `  ${Math.round((now() - run.startedAt) / 1000)} s: ${run.invoiced.length} invoiced, ${run.inFlight} drivers in flight, ${failures} failures, ${starts}${usage}` +
       `service RSS ${fixed(latest?.rssMiB, 0)} MiB; webhook deliveries waiting ${memory.webhookBacklog ?? '?'}; jobs queued: ${queuesText(Object.fromEntries(jobs))}`,
   );
   say(`      memory: ${memoryText(latest, memory)}`);
