@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { openSession } from '../src/cli/session.ts';
-import { createDatabase, type Database } from '../src/platform/db.ts';
+import { createDatabase, type Database, MAX_AUTO_PREPARED } from '../src/platform/db.ts';
 import { createTestDatabase, testConfig } from './helpers.ts';
 
 let db: Database;
@@ -99,6 +99,24 @@ describe('statements prepared automatically', () => {
     } finally {
       await one.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
       await one.close();
+    }
+  });
+
+  it('tells once when the pool has named as many texts as it may; a text seen after that runs unprepared, and answers', async () => {
+    const told: number[] = [];
+    const bounded = createDatabase(url, { max: 1, onAutoPrepareFull: (names) => told.push(names) });
+    try {
+      const tag = randomUUID();
+      const textOf = (i: number) => `SELECT $1::int + ${i} AS n, '${tag}' AS tag`;
+      for (let i = 0; i < MAX_AUTO_PREPARED; i++) for (let run = 0; run < 3; run++) await bounded.query(textOf(i), [run]);
+      assert.deepEqual(told, [MAX_AUTO_PREPARED], 'told once, at the bound');
+      const late = textOf(MAX_AUTO_PREPARED);
+      for (let run = 0; run < 4; run++) assert.equal((await bounded.query<{ n: number }>(late, [run])).rows[0]?.n, run + MAX_AUTO_PREPARED);
+      const prepared = await bounded.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%' || $1 || '%'", [tag]);
+      assert.equal(prepared.rows[0]?.n, MAX_AUTO_PREPARED, 'the texts before the bound, not the one after');
+      assert.deepEqual(told, [MAX_AUTO_PREPARED]);
+    } finally {
+      await bounded.close();
     }
   });
 

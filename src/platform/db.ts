@@ -97,6 +97,8 @@ export interface DatabaseOptions {
   onError?: (error: Error) => void;
   /** Statements run often with values are prepared per connection (below); default true. */
   autoPrepare?: boolean;
+  /** Told once, when the pool has named MAX_AUTO_PREPARED texts: texts seen from then on are planned on every run. */
+  onAutoPrepareFull?: (names: number) => void;
 }
 
 // Statements prepared automatically (issue 17: planning took 14 s of PostgreSQL's 56 s of statement time on the
@@ -118,13 +120,15 @@ export interface DatabaseOptions {
 // after AUTO_PREPARE_AFTER more runs) and the statement runs once more unnamed: outside a transaction it answers;
 // inside one the transaction has failed anyway. DATABASE_AUTO_PREPARE=false turns it off (NamedStatement's names stay).
 const AUTO_PREPARE_AFTER = 3;
-const MAX_AUTO_PREPARED = 300;
+export const MAX_AUTO_PREPARED = 300;
 const MAX_TEXTS_COUNTED = 10_000;
 
 interface AutoNames {
   names: Map<string, string>;
   timesSeen: Map<string, number>;
   given: number;
+  /** Called once when `names` reaches MAX_AUTO_PREPARED. */
+  full?: ((names: number) => void) | undefined;
 }
 
 /** The name `text` runs under, once it has been run often enough; undefined before that and beyond the bound. */
@@ -140,6 +144,7 @@ function autoName(state: AutoNames, text: string): string | undefined {
   state.timesSeen.delete(text);
   const named = `auto_${++state.given}`;
   state.names.set(text, named);
+  if (state.names.size === MAX_AUTO_PREPARED) state.full?.(state.names.size);
   return named;
 }
 
@@ -187,7 +192,9 @@ export class RolledBackAtCommit extends Error {
 
 export function createDatabase(connectionString: string, options: DatabaseOptions = {}): Database {
   const pool = new pg.Pool({
-    ...(options.autoPrepare === false ? {} : { Client: preparingClient({ names: new Map(), timesSeen: new Map(), given: 0 }) }),
+    ...(options.autoPrepare === false
+      ? {}
+      : { Client: preparingClient({ names: new Map(), timesSeen: new Map(), given: 0, full: options.onAutoPrepareFull }) }),
     connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'charging-access',

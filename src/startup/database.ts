@@ -24,9 +24,18 @@ export async function startDatabaseServer({ config, log, stops }: StartupContext
   return embedded.localUrl ?? embedded.url;
 }
 
+/** A warning once a pool has prepared as many statement texts as it may (src/platform/db.ts): more texts than expected, built with values in them? */
+const autoPrepareFull = (log: StartupContext['log'], pool: string) => (names: number) =>
+  log.warn({ pool, names }, 'automatic statement preparation reached its bound: statements first seen from now on are planned on every run');
+
 /** The pool (its errors counted in the metrics, if any), migrated. */
 export async function openDatabase({ config, log, stops }: StartupContext, url: string, metrics: Metrics | undefined): Promise<Database> {
-  const db = createDatabase(url, { max: config.databasePoolSize, onError: metrics?.databaseError, autoPrepare: config.databaseAutoPrepare });
+  const db = createDatabase(url, {
+    max: config.databasePoolSize,
+    onError: metrics?.databaseError,
+    autoPrepare: config.databaseAutoPrepare,
+    onAutoPrepareFull: autoPrepareFull(log, 'the service'),
+  });
   stops.add('database pool', () => db.close());
 
   const migrations = await migrate(db);
@@ -40,9 +49,14 @@ export async function openDatabase({ config, log, stops }: StartupContext, url: 
  * (sharing one pool of 20, the API waited for a connection behind them: 88 requests waiting on average at 100
  * concurrent charging sessions). The service's own pool when no sandbox runs.
  */
-export function openSandboxDatabase({ config, stops }: StartupContext, url: string, db: Database): Database {
+export function openSandboxDatabase({ config, log, stops }: StartupContext, url: string, db: Database): Database {
   if (!config.stripe.sandbox && !config.ocpi.cpoSandbox.enabled) return db;
-  const sandboxDb = createDatabase(url, { max: SANDBOX_POOL_SIZE, applicationName: 'charging-access-sandboxes', autoPrepare: config.databaseAutoPrepare });
+  const sandboxDb = createDatabase(url, {
+    max: SANDBOX_POOL_SIZE,
+    applicationName: 'charging-access-sandboxes',
+    autoPrepare: config.databaseAutoPrepare,
+    onAutoPrepareFull: autoPrepareFull(log, 'the sandboxes'),
+  });
   stops.add('sandbox database pool', () => sandboxDb.close());
   return sandboxDb;
 }
