@@ -9,12 +9,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { paymentsContext } from '../src/modules/payments/context.ts';
+import { refreshPaymentMethod } from '../src/modules/payments/mirror.ts';
 import type { Hold, PaymentsService } from '../src/modules/payments/service.ts';
 import { createPaymentsService } from '../src/modules/payments/service.ts';
 import { createUsersService } from '../src/modules/users/service.ts';
 import { signatureHeader } from '../src/sandbox/stripe/webhooks.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
-import { CARDS, connectCard, customerOf, newOwner, type Owner, sandboxApi, setupIntent } from './payments-support.ts';
+import { CARDS, connectCard, customerOf, newOwner, type Owner, sandboxApi, setupIntent, USERS } from './payments-support.ts';
 
 /** Well within the pool's 10 s connection timeout (what a starved pool would wait for). */
 const PROMPT_MS = 6_000;
@@ -84,6 +86,29 @@ function capturesOf(paymentIntentId: string) {
   const all = t.sandbox.requestLog.filter((r) => r.method === 'POST' && r.path === `/v1/payment_intents/${paymentIntentId}/capture`);
   return { sent: all.length, executed: all.filter((r) => r.status === 200 && !r.replayed).length };
 }
+
+describe("refreshes of one payment method's mirror in one process", () => {
+  test('asked 6 times at once: the processor is read at most twice (one refresh, and one more for the asks that came after its read), and every ask settles', async () => {
+    const owner = await newOwner(t);
+    const pm = await connectCard(t, owner, CARDS.visa);
+    const ctx = paymentsContext({ db: t.db, clock: t.clock, processor: t.processor });
+    await refreshPaymentMethod(ctx, pm); // mirrored, so that each refresh reads the processor once (under the claim)
+    const reads = () => t.sandbox.requestLog.filter((r) => r.method === 'GET' && r.path === `/v1/payment_methods/${pm}`).length;
+    const before = reads();
+    await together(Array.from({ length: 6 }, () => refreshPaymentMethod(ctx, pm)));
+    const read = reads() - before;
+    assert.ok(read >= 1 && read <= 2, `the processor read ${read} times for 6 refreshes`);
+    assert.equal(ctx.refreshing.size, 0, 'nothing left under way');
+    // A refresh asked after those settled reads the processor again.
+    await refreshPaymentMethod(ctx, pm);
+    assert.equal(reads() - before, read + 1);
+    const methods = await t.call('GET', `${USERS}/${owner.userId}/payment-methods/`, { token: owner.token });
+    assert.deepEqual(
+      methods.body.results.map((m: { id: string }) => m.id),
+      [pm],
+    );
+  });
+});
 
 describe('a burst of processor-backed operations on a pool of 10 connections', () => {
   test('40 captures, 40 refreshes and 40 webhook deliveries at once all succeed, promptly', async (ctx) => {

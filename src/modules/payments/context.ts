@@ -22,6 +22,8 @@ export interface PaymentsContext {
   log?: PaymentsLog | undefined;
   /** How long a claim holds when its holder dies. */
   claimLeaseMs: number;
+  /** Refreshes of a payment method's mirror under way in this process, by method id (see refreshPaymentMethod). */
+  refreshing: Map<string, { again: boolean; read: boolean; done: Promise<void> }>;
 }
 
 export interface PaymentsContextDeps {
@@ -41,6 +43,7 @@ export function paymentsContext(deps: PaymentsContextDeps): PaymentsContext {
     account: deps.processor.info.account,
     log: deps.log,
     claimLeaseMs: deps.claimLeaseMs ?? CLAIM_LEASE_MS,
+    refreshing: new Map(),
   };
 }
 
