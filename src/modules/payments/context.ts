@@ -23,7 +23,7 @@ export interface PaymentsContext {
   /** How long a claim holds when its holder dies. */
   claimLeaseMs: number;
   /** Refreshes of a payment method's mirror under way in this process, by method id (see refreshPaymentMethod). */
-  refreshing: Map<string, { again: boolean; read: boolean; done: Promise<void> }>;
+  refreshing: Map<string, { again: boolean; read: boolean; asked: boolean; done: Promise<void> }>;
 }
 
 export interface PaymentsContextDeps {

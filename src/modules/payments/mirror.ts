@@ -124,21 +124,27 @@ export function refreshPaymentMethod(ctx: PaymentsContext, paymentMethodId: stri
   // more. Webhooks about one new card (setup_intent.succeeded, payment_method.attached) come together: each
   // refreshed it, the second polling for the customer's claim the first held (3 failed claims per driver in the
   // charging benchmark).
+  // A run that ended without that read (the method not ours, or its customer not found yet) settles nobody who
+  // joined it: they get a run of their own.
   const under = ctx.refreshing.get(paymentMethodId);
   if (under) {
+    under.asked = true;
     if (under.read) under.again = true;
     return under.done;
   }
-  const refresh = { again: false, read: false, done: Promise.resolve() };
+  const refresh = { again: false, read: false, asked: false, done: Promise.resolve() };
   refresh.done = (async () => {
     try {
+      let more: boolean;
       do {
         refresh.again = false;
         refresh.read = false;
+        refresh.asked = false;
         await refreshOnce(ctx, paymentMethodId, () => {
           refresh.read = true;
         });
-      } while (refresh.again);
+        more = refresh.again || (!refresh.read && refresh.asked);
+      } while (more);
     } finally {
       ctx.refreshing.delete(paymentMethodId);
     }
