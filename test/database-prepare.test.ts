@@ -120,6 +120,27 @@ describe('statements prepared automatically', () => {
     }
   });
 
+  it('told only once, also when a stale name is forgotten and another text takes its place at the bound', async () => {
+    const told: number[] = [];
+    const bounded = createDatabase(url, { max: 1, onAutoPrepareFull: (names) => told.push(names) });
+    const table = `prepare_bound_${randomUUID().replaceAll('-', '')}`;
+    try {
+      await bounded.query(`CREATE TABLE ${table} (id int PRIMARY KEY)`);
+      const stale = `SELECT * FROM ${table} WHERE id = $1`;
+      const textOf = (i: number) => `SELECT $1::int + ${i} AS n, '${table}' AS tag`;
+      for (let run = 0; run < 3; run++) await bounded.query(stale, [run]);
+      for (let i = 1; i < MAX_AUTO_PREPARED; i++) for (let run = 0; run < 3; run++) await bounded.query(textOf(i), [run]);
+      assert.deepEqual(told, [MAX_AUTO_PREPARED]);
+      await bounded.query(`ALTER TABLE ${table} ADD COLUMN note text`);
+      assert.deepEqual((await bounded.query(stale, [1])).rows, [], 'the stale statement answers (its name forgotten)');
+      for (let run = 0; run < 3; run++) await bounded.query(textOf(MAX_AUTO_PREPARED), [run]);
+      assert.deepEqual(told, [MAX_AUTO_PREPARED], 'not told again when the count comes back to the bound');
+    } finally {
+      await bounded.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
+      await bounded.close();
+    }
+  });
+
   it('prepares nothing when turned off', async () => {
     const off = createDatabase(url, { max: 1, autoPrepare: false });
     try {

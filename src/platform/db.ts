@@ -127,7 +127,7 @@ interface AutoNames {
   names: Map<string, string>;
   timesSeen: Map<string, number>;
   given: number;
-  /** Called once when `names` reaches MAX_AUTO_PREPARED. */
+  /** Called when `names` first reaches MAX_AUTO_PREPARED (then cleared). */
   full?: ((names: number) => void) | undefined;
 }
 
@@ -144,7 +144,12 @@ function autoName(state: AutoNames, text: string): string | undefined {
   state.timesSeen.delete(text);
   const named = `auto_${++state.given}`;
   state.names.set(text, named);
-  if (state.names.size === MAX_AUTO_PREPARED) state.full?.(state.names.size);
+  if (state.names.size === MAX_AUTO_PREPARED && state.full) {
+    // Once: a name forgotten (a stale statement) and given anew brings the count back to the bound.
+    const full = state.full;
+    state.full = undefined;
+    full(state.names.size);
+  }
   return named;
 }
 
