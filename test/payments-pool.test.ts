@@ -8,11 +8,13 @@
 // one capture to the processor.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { type AddressInfo, createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { paymentsContext } from '../src/modules/payments/context.ts';
 import { refreshPaymentMethod } from '../src/modules/payments/mirror.ts';
 import type { Hold, PaymentsService } from '../src/modules/payments/service.ts';
 import { createPaymentsService } from '../src/modules/payments/service.ts';
+import { createStripeProcessor } from '../src/modules/payments/stripe-processor.ts';
 import { createUsersService } from '../src/modules/users/service.ts';
 import { signatureHeader } from '../src/sandbox/stripe/webhooks.ts';
 import { setupTestApp, type TestContext } from './helpers.ts';
@@ -114,6 +116,43 @@ describe("refreshes of one payment method's mirror in one process", () => {
       methods.body.results.map((m: { id: string }) => m.id),
       [pm],
     );
+  });
+
+  test('a refresh that ends before its read (a method the processor does not know) settles nobody who joined it: they get one run more', async () => {
+    const ctx = paymentsContext({ db: t.db, clock: t.clock, processor: t.processor });
+    const unknown = `pm_unknown${randomUUID().replaceAll('-', '')}`;
+    const reads = () => t.sandbox.requestLog.filter((r) => r.method === 'GET' && r.path === `/v1/payment_methods/${unknown}`).length;
+    await together(Array.from({ length: 6 }, () => refreshPaymentMethod(ctx, unknown)));
+    assert.equal(reads(), 2, 'the first run, and one for the 5 asks that joined it (not 6, not 1)');
+    assert.equal(ctx.refreshing.size, 0);
+  });
+
+  test('the processor unreachable (connection refused): the refresh and every ask that joined it fail, and the next ask runs anew', async () => {
+    const owner = await newOwner(t);
+    const pm = await connectCard(t, owner, CARDS.visa);
+    await refreshPaymentMethod(paymentsContext({ db: t.db, clock: t.clock, processor: t.processor }), pm);
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = createStripeProcessor({
+      secretKey: t.sandbox.keys.secretKey,
+      publishableKey: t.sandbox.keys.publishableKey,
+      webhookSecret: t.sandbox.keys.webhookSecret,
+      apiBase: `http://127.0.0.1:${port}`,
+      sandbox: true,
+      maxNetworkRetries: 0,
+    });
+    const ctx = paymentsContext({ db: t.db, clock: t.clock, processor: unreachable });
+    const asks = await Promise.allSettled(Array.from({ length: 3 }, () => refreshPaymentMethod(ctx, pm)));
+    assert.deepEqual(
+      asks.map((a) => a.status),
+      ['rejected', 'rejected', 'rejected'],
+    );
+    assert.equal(ctx.refreshing.size, 0, 'nothing left under way');
+    await assert.rejects(refreshPaymentMethod(ctx, pm), 'the next ask runs (and fails) on its own');
+    // The customer's claim was given back each time: a refresh through the reachable processor goes through.
+    await refreshPaymentMethod(paymentsContext({ db: t.db, clock: t.clock, processor: t.processor }), pm);
   });
 });
 

@@ -23,7 +23,19 @@ export interface PaymentsContext {
   /** How long a claim holds when its holder dies. */
   claimLeaseMs: number;
   /** Refreshes of a payment method's mirror under way in this process, by method id (see refreshPaymentMethod). */
-  refreshing: Map<string, { again: boolean; read: boolean; asked: boolean; done: Promise<void> }>;
+  refreshing: Map<string, RefreshUnderWay>;
+}
+
+/** A refresh of one payment method's mirror under way (mirror.ts refreshPaymentMethod). */
+export interface RefreshUnderWay {
+  /** Its current run has read the processor. */
+  read: boolean;
+  /** Someone asked for a refresh since its current run began. */
+  asked: boolean;
+  /** Someone asked after that read: the run does not cover them, so it runs once more. */
+  again: boolean;
+  /** Settles when the last run is over. */
+  done: Promise<void>;
 }
 
 export interface PaymentsContextDeps {

@@ -8,7 +8,7 @@
 // events commit with the change (method-events.ts).
 import type { Queryable } from '../../platform/db.ts';
 import type { Claim } from './claims.ts';
-import { ownerOf, type PaymentsContext } from './context.ts';
+import { ownerOf, type PaymentsContext, type RefreshUnderWay } from './context.ts';
 import { withCustomer } from './customers.ts';
 import { recordAttached, recordDetached } from './method-events.ts';
 import type { ProcessorPaymentMethod } from './processor.ts';
@@ -132,7 +132,7 @@ export function refreshPaymentMethod(ctx: PaymentsContext, paymentMethodId: stri
     if (under.read) under.again = true;
     return under.done;
   }
-  const refresh = { again: false, read: false, asked: false, done: Promise.resolve() };
+  const refresh: RefreshUnderWay = { again: false, read: false, asked: false, done: Promise.resolve() };
   refresh.done = (async () => {
     try {
       let more: boolean;
